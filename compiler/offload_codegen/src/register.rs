@@ -1,0 +1,177 @@
+//! Registration of the device images: the offload entries, the `__tgt_bin_desc`, and the global
+//! constructor that hands it to the runtime (`__tgt_register_lib`, priority 101, unregistered
+//! at exit), named as clang's wrapper names them.
+
+use anyhow::Result;
+use inkwell::AddressSpace;
+use inkwell::module::Linkage;
+use inkwell::GlobalVisibility;
+use inkwell::values::{BasicValueEnum, GlobalValue, PointerValue, StructValue};
+
+use crate::abi::{OffloadEntry, RuntimeAbi};
+use crate::lower::Lowering;
+use crate::runtime::make_private_constant;
+
+/// Priority of the registration constructor, as clang's (before user constructors at 65535).
+const REGISTRATION_PRIORITY: u64 = 101;
+/// Alignment of an embedded image (page-aligned, as the hand-built reference did).
+const IMAGE_ALIGN: u32 = 4096;
+
+/// One device image to embed.
+#[derive(Debug, Clone)]
+pub struct Image {
+    /// What the image is for, e.g. `x86_64-unknown-linux-gnu` or `nvptx64-nvidia-cuda`.
+    pub triple: String,
+    pub bytes: Vec<u8>,
+}
+
+impl<'ctx> Lowering<'_, 'ctx> {
+    /// Emits the entries of every launched kernel, the images, the descriptor and its
+    /// constructor.
+    pub(crate) fn register(&self, abi: RuntimeAbi, images: &[Image]) -> Result<()> {
+        let cx = self.cx;
+        let ptr_ty = cx.ptr_type(AddressSpace::default());
+        let i64t = cx.i64_type();
+
+        // 1. one `.offloading.entry.<kernel>` per kernel, gathered by the linker in one section
+        let entries: Vec<GlobalValue> = self.kernels.iter().map(|(kernel, region_id)| self.entry(abi, kernel, *region_id)).collect();
+        let (begin, end) = if entries.is_empty() {
+            (ptr_ty.const_null(), ptr_ty.const_null())
+        } else {
+            let section = abi.entries_section();
+            let bound = |name: &str| {
+                let g = self.module.get_global(name).unwrap_or_else(|| self.module.add_global(self.rt.entry_ty, None, name));
+                g.set_linkage(Linkage::External);
+                g.set_visibility(GlobalVisibility::Hidden);
+                g.as_pointer_value()
+            };
+            (bound(&format!("__start_{section}")), bound(&format!("__stop_{section}")))
+        };
+        self.append_to_used("llvm.compiler.used", &entries.iter().map(|g| g.as_pointer_value()).collect::<Vec<_>>());
+
+        // 2. the images, each with the entries
+        let image_values: Vec<StructValue> = images
+            .iter()
+            .map(|image| {
+                let data = cx.const_string(&image.bytes, false);
+                let g = self.module.add_global(data.get_type(), None, ".omp_offloading.device_image");
+                make_private_constant(g, &data);
+                g.set_alignment(IMAGE_ALIGN);
+                let start = g.as_pointer_value();
+                // SAFETY: one past the end of the image array.
+                let stop = unsafe { start.const_gep(cx.i8_type(), &[i64t.const_int(image.bytes.len() as u64, false)]) };
+                self.rt.image_ty.const_named_struct(&[start.into(), stop.into(), begin.into(), end.into()])
+            })
+            .collect();
+        let images_array = self.rt.image_ty.const_array(&image_values);
+        let images_global = self.module.add_global(images_array.get_type(), None, ".omp_offloading.device_images");
+        make_private_constant(images_global, &images_array);
+
+        // 3. the descriptor
+        let desc = self.rt.desc_ty.const_named_struct(&[
+            cx.i32_type().const_int(images.len() as u64, false).into(),
+            images_global.as_pointer_value().into(),
+            begin.into(),
+            end.into(),
+        ]);
+        let desc_global = self.module.add_global(self.rt.desc_ty, None, ".omp_offloading.descriptor");
+        desc_global.set_initializer(&desc);
+        desc_global.set_constant(true);
+        desc_global.set_linkage(Linkage::Internal);
+
+        // 4. `.omp_offloading.descriptor_reg`: register, and unregister at exit
+        let void_fn = cx.void_type().fn_type(&[], false);
+        let unreg = self.module.add_function(".omp_offloading.descriptor_unreg", void_fn, Some(Linkage::Internal));
+        let b = cx.create_builder();
+        b.position_at_end(cx.append_basic_block(unreg, "entry"));
+        b.build_call(self.rt.unregister_lib, &[desc_global.as_pointer_value().into()], "")?;
+        b.build_return(None)?;
+        let reg = self.module.add_function(".omp_offloading.descriptor_reg", void_fn, Some(Linkage::Internal));
+        b.position_at_end(cx.append_basic_block(reg, "entry"));
+        b.build_call(self.rt.register_lib, &[desc_global.as_pointer_value().into()], "")?;
+        b.build_call(self.rt.atexit, &[unreg.as_global_value().as_pointer_value().into()], "")?;
+        b.build_return(None)?;
+        self.append_ctor(reg.as_global_value().as_pointer_value());
+        Ok(())
+    }
+
+    fn entry(&self, abi: RuntimeAbi, kernel: &str, region_id: GlobalValue<'ctx>) -> GlobalValue<'ctx> {
+        let name = self.cx.const_string(kernel.as_bytes(), true);
+        let name_global = self.module.add_global(name.get_type(), None, &format!(".offloading.entry_name.{kernel}"));
+        name_global.set_initializer(&name);
+        name_global.set_constant(true);
+        name_global.set_linkage(Linkage::Internal);
+        name_global.set_unnamed_addr(true);
+        let init = OffloadEntry::init_kernel(self.cx, abi, self.rt.entry_ty, region_id, name_global);
+        let g = self.module.add_global(self.rt.entry_ty, None, &format!(".offloading.entry.{kernel}"));
+        g.set_initializer(&init);
+        g.set_constant(true);
+        g.set_linkage(Linkage::Internal);
+        g.set_section(Some(abi.entries_section()));
+        g.set_alignment(8);
+        g
+    }
+
+    /// Appends `{ i32 101, ptr @reg, ptr null }` to `@llvm.global_ctors`, keeping what is there.
+    fn append_ctor(&self, reg: PointerValue<'ctx>) {
+        let cx = self.cx;
+        let ptr_ty = cx.ptr_type(AddressSpace::default());
+        let ctor_ty = cx.struct_type(&[cx.i32_type().into(), ptr_ty.into(), ptr_ty.into()], false);
+        let ours = ctor_ty.const_named_struct(&[
+            cx.i32_type().const_int(REGISTRATION_PRIORITY, false).into(),
+            reg.into(),
+            ptr_ty.const_null().into(),
+        ]);
+        let mut all: Vec<StructValue> = existing_elements(self.module.get_global("llvm.global_ctors"))
+            .into_iter()
+            .filter_map(|v| match v {
+                BasicValueEnum::StructValue(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        all.push(ours);
+        self.replace_appending("llvm.global_ctors", ctor_ty.const_array(&all).into(), None);
+    }
+
+    /// Appends pointers to `@llvm.used` / `@llvm.compiler.used`.
+    fn append_to_used(&self, name: &str, values: &[PointerValue<'ctx>]) {
+        if values.is_empty() {
+            return;
+        }
+        let ptr_ty = self.cx.ptr_type(AddressSpace::default());
+        let mut all: Vec<PointerValue> = existing_elements(self.module.get_global(name))
+            .into_iter()
+            .filter_map(|v| match v {
+                BasicValueEnum::PointerValue(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        all.extend_from_slice(values);
+        self.replace_appending(name, ptr_ty.const_array(&all).into(), Some("llvm.metadata"));
+    }
+
+    fn replace_appending(&self, name: &str, init: BasicValueEnum<'ctx>, section: Option<&str>) {
+        if let Some(old) = self.module.get_global(name) {
+            // SAFETY: appending globals are only referenced by name, never by use.
+            unsafe { old.delete() };
+        }
+        let g = self.module.add_global(init.get_type(), None, name);
+        g.set_initializer(&init);
+        g.set_linkage(Linkage::Appending);
+        if let Some(s) = section {
+            g.set_section(Some(s));
+        }
+    }
+}
+
+fn existing_elements<'ctx>(global: Option<GlobalValue<'ctx>>) -> Vec<BasicValueEnum<'ctx>> {
+    let Some(BasicValueEnum::ArrayValue(array)) = global.and_then(|g| g.get_initializer()) else {
+        return Vec::new();
+    };
+    use inkwell::llvm_sys::core::LLVMGetAggregateElement;
+    use inkwell::values::AsValueRef;
+    (0..array.get_type().len())
+        // SAFETY: `i` is below the array's length, and the element is a constant of the module.
+        .map(|i| unsafe { BasicValueEnum::new(LLVMGetAggregateElement(array.as_value_ref(), i)) })
+        .collect()
+}

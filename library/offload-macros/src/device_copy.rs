@@ -1,0 +1,44 @@
+//! `#[derive(DeviceCopy)]`: plain data with a layout the device shares.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Data, DeriveInput, Error, Result};
+
+pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
+    let input: DeriveInput = syn::parse2(item)?;
+    let Data::Struct(data) = &input.data else {
+        return Err(Error::new_spanned(&input.ident, "DeviceCopy can only be derived for structs"));
+    };
+    if !has_stable_layout(&input) {
+        return Err(Error::new_spanned(
+            &input.ident,
+            "DeviceCopy needs `#[repr(C)]` or `#[repr(transparent)]`: the host and the device \
+             must agree on the layout",
+        ));
+    }
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let mut predicates = where_clause.map(|w| w.predicates.iter().cloned().collect()).unwrap_or_else(Vec::new);
+    for field in &data.fields {
+        let ty = &field.ty;
+        predicates.push(syn::parse_quote!(#ty: ::offload::DeviceCopy));
+    }
+    Ok(quote! {
+        unsafe impl #impl_generics ::offload::DeviceCopy for #name #ty_generics
+        where
+            Self: ::core::marker::Copy,
+            #(#predicates,)*
+        {}
+    })
+}
+
+fn has_stable_layout(input: &DeriveInput) -> bool {
+    input.attrs.iter().filter(|a| a.path().is_ident("repr")).any(|a| {
+        let mut stable = false;
+        let _ = a.parse_nested_meta(|m| {
+            stable |= m.path.is_ident("C") || m.path.is_ident("transparent");
+            Ok(())
+        });
+        stable
+    })
+}

@@ -1,0 +1,207 @@
+//! `#[offload::kernel]`: one function, three expansions (nvptx entry, host-offload entry, host
+//! launcher).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{Error, FnArg, Ident, ItemFn, Pat, Result, ReturnType, Type};
+
+/// How a kernel parameter is passed, decided from its declared type.
+enum Shape {
+    /// `a: T`: one slot holding the bits.
+    Value(Type),
+    /// `x: &T` / `x: &mut T`: one address slot.
+    Ref { elem: Type, mutable: bool },
+    /// `x: &[T]` / `x: &mut [T]`: an address slot and a length slot.
+    Slice { elem: Type, mutable: bool },
+}
+
+struct Param {
+    name: Ident,
+    shape: Shape,
+}
+
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
+    if !attr.is_empty() {
+        return Err(Error::new_spanned(attr, "#[offload::kernel] takes no arguments"));
+    }
+    let func: ItemFn = syn::parse2(item)?;
+    check_signature(&func)?;
+    let params = func.sig.inputs.iter().map(param).collect::<Result<Vec<_>>>()?;
+    let device = device_entry(&func, &params);
+    let host = host_launcher(&func, &params);
+    Ok(quote! { #device #host })
+}
+
+fn check_signature(func: &ItemFn) -> Result<()> {
+    let sig = &func.sig;
+    let refuse = |what: &dyn quote::ToTokens, msg: &str| Err(Error::new_spanned(what, msg));
+    if let Some(a) = &sig.asyncness {
+        return refuse(a, "a kernel cannot be async");
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        return refuse(&sig.generics, "a kernel cannot be generic: it is one symbol in the device image");
+    }
+    if let ReturnType::Type(_, ty) = &sig.output {
+        return refuse(ty, "a kernel returns nothing: write results through a `&mut` parameter");
+    }
+    if let Some(v) = &sig.variadic {
+        return refuse(v, "a kernel cannot be variadic");
+    }
+    Ok(())
+}
+
+fn param(arg: &FnArg) -> Result<Param> {
+    let FnArg::Typed(pt) = arg else {
+        return Err(Error::new_spanned(arg, "a kernel cannot take `self`"));
+    };
+    let Pat::Ident(pi) = &*pt.pat else {
+        return Err(Error::new_spanned(&pt.pat, "kernel parameters must be plain names"));
+    };
+    let shape = match &*pt.ty {
+        Type::Reference(r) => {
+            let mutable = r.mutability.is_some();
+            match &*r.elem {
+                Type::Slice(s) => Shape::Slice { elem: (*s.elem).clone(), mutable },
+                elem => Shape::Ref { elem: elem.clone(), mutable },
+            }
+        }
+        ty => Shape::Value(ty.clone()),
+    };
+    Ok(Param { name: pi.ident.clone(), shape })
+}
+
+impl Param {
+    /// The slot parameters of the entry point, and the expression rebuilding the argument.
+    fn device_slots(&self) -> (Vec<Ident>, TokenStream) {
+        let address = format_ident!("{}_slot", self.name);
+        let len = format_ident!("{}_len", self.name);
+        let p = quote!(::offload::__private);
+        match &self.shape {
+            Shape::Value(ty) => (vec![address.clone()], quote!(#p::value::<#ty>(#address))),
+            Shape::Ref { elem, mutable: false } => (vec![address.clone()], quote!(#p::reference::<#elem>(#address))),
+            Shape::Ref { elem, mutable: true } => (vec![address.clone()], quote!(#p::reference_mut::<#elem>(#address))),
+            Shape::Slice { elem, mutable: false } => {
+                (vec![address.clone(), len.clone()], quote!(#p::slice::<#elem>(#address, #len)))
+            }
+            Shape::Slice { elem, mutable: true } => {
+                (vec![address.clone(), len.clone()], quote!(#p::slice_mut::<#elem>(#address, #len)))
+            }
+        }
+    }
+
+    /// The `offload::param` shape naming this parameter in the launcher's bounds.
+    fn param_shape(&self) -> TokenStream {
+        match &self.shape {
+            Shape::Value(ty) => quote!(::offload::param::Val<#ty>),
+            Shape::Ref { elem, mutable: false } => quote!(::offload::param::Ref<#elem>),
+            Shape::Ref { elem, mutable: true } => quote!(::offload::param::Mut<#elem>),
+            Shape::Slice { elem, mutable: false } => quote!(::offload::param::Ref<[#elem]>),
+            Shape::Slice { elem, mutable: true } => quote!(::offload::param::Mut<[#elem]>),
+        }
+    }
+}
+
+/// The entry points of the device images: `extern "ptx-kernel"` on nvptx, `extern "C"` looping
+/// over the grid in the host-offload image. Both take the runtime's leading `dyn_ptr` slot, the
+/// geometry slot, then one 8-byte slot per parameter slot.
+fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
+    let name = &func.sig.ident;
+    let symbol = name.to_string();
+    let entry = format_ident!("__offload_entry_{}", name);
+    let (slots, args): (Vec<_>, Vec<_>) = params.iter().map(Param::device_slots).unzip();
+    let slots: Vec<Ident> = slots.into_iter().flatten().collect();
+    let attrs = &func.attrs;
+    let vis = &func.vis;
+    let sig = &func.sig;
+    let body = &func.block;
+    quote! {
+        #[cfg(offload_device)]
+        #[allow(dead_code)]
+        #[inline(always)]
+        #(#attrs)*
+        #vis #sig #body
+
+        #[cfg(all(offload_device, target_arch = "nvptx64"))]
+        #[doc(hidden)]
+        #[unsafe(export_name = #symbol)]
+        pub unsafe extern "ptx-kernel" fn #entry(_dyn_ptr: *mut u8, _geometry: u64, #(#slots: u64),*) {
+            unsafe { #name(#(#args),*) }
+        }
+
+        #[cfg(all(offload_device, not(target_arch = "nvptx64")))]
+        #[doc(hidden)]
+        #[unsafe(export_name = #symbol)]
+        pub unsafe extern "C" fn #entry(_dyn_ptr: *mut u8, geometry: u64, #(#slots: u64),*) {
+            ::offload::__private::run_grid(geometry, || unsafe { #name(#(#args),*) })
+        }
+    }
+}
+
+/// The host side: `mod <kernel>` with the launch marker and the typed launcher.
+fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
+    let name = &func.sig.ident;
+    let vis = &func.vis;
+    let symbol = name.to_string();
+    let marker_name = format!("__rust_offload_launch.{symbol}");
+    let p = quote!(::offload::__private);
+
+    let mut generics = Vec::new();
+    let mut args = Vec::new();
+    let mut marker_params = Vec::new();
+    let mut marker_args = Vec::new();
+    let mut slot = 0usize;
+    let mut push_slot = |kind: TokenStream, value: TokenStream, size: TokenStream| {
+        let (k, v, s) = (format_ident!("k{slot}"), format_ident!("v{slot}"), format_ident!("s{slot}"));
+        marker_params.push(quote!(#k: i64, #v: *const u8, #s: i64));
+        marker_args.push(quote!(#kind, #value, #size));
+        slot += 1;
+    };
+    push_slot(quote!(#p::arg_kind::LITERAL), quote!(#p::geometry_slot(grid, block)), quote!(8));
+    for (i, param) in params.iter().enumerate() {
+        let ty = format_ident!("A{i}");
+        let arg = Ident::new(&format!("a{i}"), Span::call_site());
+        let shape = param.param_shape();
+        generics.push(quote!(#ty: ::offload::KernelArg<#shape>));
+        push_slot(
+            quote!(<#ty as ::offload::KernelArg<#shape>>::KIND),
+            quote!(::offload::KernelArg::<#shape>::address(&#arg)),
+            quote!(::offload::KernelArg::<#shape>::size(&#arg)),
+        );
+        if let Shape::Slice { .. } = param.shape {
+            push_slot(
+                quote!(#p::arg_kind::LITERAL),
+                quote!(::core::ptr::without_provenance(::offload::KernelArg::<#shape>::len(&#arg))),
+                quote!(8),
+            );
+        }
+        args.push((ty, arg));
+    }
+    let (tys, arg_names): (Vec<_>, Vec<_>) = args.into_iter().unzip();
+    quote! {
+        #[cfg(not(offload_device))]
+        #[doc = concat!("Launcher of the kernel `", #symbol, "`: use `offload::launch!`.")]
+        #[allow(non_snake_case, clippy::too_many_arguments)]
+        #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            unsafe extern "C" {
+                #[link_name = #marker_name]
+                fn __offload_marker(device: i64, grid: i32, block: i32, #(#marker_params),*) -> i32;
+            }
+
+            #[inline(always)]
+            pub fn __offload_launch<#(#generics),*>(
+                grid: impl ::core::convert::Into<::offload::Dim>,
+                block: impl ::core::convert::Into<::offload::Dim>,
+                (#(#arg_names,)*): (#(#tys,)*),
+            ) -> ::core::result::Result<(), ::offload::Error> {
+                let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
+                // SAFETY: every borrow passed lives until the call returns, and the kinds
+                // describe them (`KernelArg`'s contract).
+                let status = unsafe { __offload_marker(-1, grid, block, #(#marker_args),*) };
+                #p::status(#symbol, status)
+            }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! Procedural macros of the `offload` crate: `#[offload::kernel]` and `#[derive(DeviceCopy)]`.
+
+mod device_copy;
+mod kernel;
+
+use proc_macro::TokenStream;
+
+/// Marks a function as an offload kernel.
+///
+/// In the device images (`cfg(offload_device)`, built by `cargo offload`) it becomes an entry
+/// point named after the function: `extern "ptx-kernel"` on nvptx, and on x86_64 an
+/// `extern "C"` function that runs the body for every thread of the grid. In the host program
+/// it becomes a module of the same name holding the launcher that `offload::launch!` calls.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    kernel::expand(attr.into(), item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Implements `offload::DeviceCopy` for a `#[repr(C)]` struct whose fields all implement it.
+#[proc_macro_derive(DeviceCopy)]
+pub fn derive_device_copy(item: TokenStream) -> TokenStream {
+    device_copy::expand(item.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}

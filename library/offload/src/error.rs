@@ -1,0 +1,43 @@
+//! `offload::Error`: what can go wrong at run time, as a value.
+
+use core::fmt;
+
+/// An offload operation that did not happen, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The runtime reports no device (and no host-offload image could stand in for one).
+    NoDevice,
+    /// The runtime did not map the data: the device is out of memory, or the range overlaps a
+    /// mapping that does not contain it.
+    MapFailed { bytes: usize },
+    /// `__tgt_target_kernel` returned a failure status for this kernel.
+    LaunchFailed { kernel: &'static str, status: i32 },
+    /// The launch geometry cannot be expressed to this runtime.
+    InvalidGeometry { kernel: &'static str, reason: &'static str },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoDevice => f.write_str(
+                "no offload device is available (no GPU was found and no host-offload image was \
+                 registered; build the program with `cargo offload`)",
+            ),
+            Error::MapFailed { bytes } => write!(
+                f,
+                "the runtime could not map {bytes} bytes to the device (out of device memory, or \
+                 the range partly overlaps data that is already mapped)"
+            ),
+            Error::LaunchFailed { kernel, status } => {
+                write!(f, "launch of kernel `{kernel}` failed with runtime status {status}")
+            }
+            Error::InvalidGeometry { kernel, reason } => {
+                write!(f, "invalid launch geometry for kernel `{kernel}`: {reason}")
+            }
+        }
+    }
+}
+
+#[cfg(not(offload_device))]
+impl std::error::Error for Error {}

@@ -1,0 +1,168 @@
+//! Kernel arguments and launch geometry: how each argument of `launch!` reaches its parameter.
+//!
+//! Every kernel parameter occupies 8-byte slots in the runtime's argument arrays: a scalar one
+//! slot holding its bits, a `&T`/`&mut T` one slot holding the address, a slice two slots
+//! (address, then length). The argument's type decides how the address slot is mapped.
+
+use crate::intrinsics::arg_kind;
+use crate::{DeviceCopy, Error, Preload, PreloadMut};
+
+/// Parameter shapes, written by `#[offload::kernel]` in the bounds of a kernel's launcher.
+pub mod param {
+    use core::marker::PhantomData;
+
+    /// A parameter taken by value (`a: f32`).
+    pub struct Val<T>(PhantomData<T>);
+    /// A parameter taken by shared reference (`x: &[f32]`).
+    pub struct Ref<T: ?Sized>(PhantomData<*const T>);
+    /// A parameter taken by mutable reference (`y: &mut [f32]`).
+    pub struct Mut<T: ?Sized>(PhantomData<*mut T>);
+}
+
+/// A value that can be passed to a kernel parameter of shape `P` (see [`param`]).
+///
+/// # Safety
+/// `KIND` must describe `address()` truthfully: `PRESENT` only for data a live guard keeps
+/// mapped, the map kinds only for borrows that last the whole launch.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed to a kernel parameter of this type",
+    note = "pass `&Preload`/`&PreloadMut`/`&T` to `&T` parameters, `&mut PreloadMut`/`&mut T` to \
+            `&mut T` parameters, and plain device data by value to value parameters"
+)]
+pub unsafe trait KernelArg<P> {
+    /// How the address slot is mapped (an `intrinsics::arg_kind` constant).
+    const KIND: i64;
+    /// The slot's value: the host address of the data, or a scalar's bits.
+    fn address(&self) -> *const u8;
+    /// Bytes the address slot maps (the scalar's size for a value).
+    fn size(&self) -> i64;
+    /// Elements, for slice parameters (the second slot).
+    fn len(&self) -> usize;
+}
+
+/// `size_of_val` as the runtime's `i64`.
+fn bytes<T: ?Sized>(data: &T) -> i64 {
+    size_of_val(data) as i64
+}
+
+/// Elements of a slice, or 1 for a sized value.
+pub trait Elements {
+    fn elements(&self) -> usize;
+}
+impl<T> Elements for [T] {
+    fn elements(&self) -> usize {
+        self.len()
+    }
+}
+impl<T> Elements for T {
+    fn elements(&self) -> usize {
+        1
+    }
+}
+
+macro_rules! impl_kernel_arg {
+    ($param:ident, $kind:expr, [$($lt:lifetime),*] $ty:ty, |$s:ident| $data:expr) => {
+        unsafe impl<$($lt,)* T: ?Sized + DeviceCopy + Elements> KernelArg<param::$param<T>> for $ty {
+            const KIND: i64 = $kind;
+            #[inline(always)]
+            fn address(&self) -> *const u8 {
+                let $s = self;
+                ($data) as *const T as *const u8
+            }
+            #[inline(always)]
+            fn size(&self) -> i64 {
+                let $s = self;
+                bytes::<T>($data)
+            }
+            #[inline(always)]
+            fn len(&self) -> usize {
+                let $s = self;
+                Elements::elements($data)
+            }
+        }
+    };
+}
+
+// `&T` parameters.
+impl_kernel_arg!(Ref, arg_kind::MAP_TO, ['r] &'r T, |s| &**s);
+impl_kernel_arg!(Ref, arg_kind::MAP_TO, ['r] &'r mut T, |s| &**s);
+impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r Preload<'a, T>, |s| s.host());
+impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r PreloadMut<'a, T>, |s| unsafe { s.device_view() });
+impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() });
+// `&mut T` parameters.
+impl_kernel_arg!(Mut, arg_kind::MAP_TO_FROM, ['r] &'r mut T, |s| &**s);
+impl_kernel_arg!(Mut, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() });
+
+/// By-value parameters: the value's bits in the slot.
+unsafe impl<T: DeviceCopy + Copy> KernelArg<param::Val<T>> for T {
+    const KIND: i64 = arg_kind::LITERAL;
+    #[inline(always)]
+    fn address(&self) -> *const u8 {
+        const { assert!(size_of::<T>() <= 8, "a kernel parameter taken by value must fit in 8 bytes: take it by reference") };
+        let mut slot = 0u64;
+        // SAFETY: at most 8 bytes of plain data copied into an 8-byte slot.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                self as *const T as *const u8,
+                &mut slot as *mut u64 as *mut u8,
+                size_of::<T>(),
+            )
+        };
+        // The slot travels in a pointer-typed array; it is never dereferenced.
+        core::ptr::without_provenance(slot as usize)
+    }
+    #[inline(always)]
+    fn size(&self) -> i64 {
+        size_of::<u64>() as i64
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        1
+    }
+}
+
+/// Launch geometry along x: blocks in the grid, or threads in a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dim([u32; 3]);
+
+impl From<u32> for Dim {
+    fn from(x: u32) -> Self {
+        Dim([x, 1, 1])
+    }
+}
+impl From<[u32; 3]> for Dim {
+    fn from(d: [u32; 3]) -> Self {
+        Dim(d)
+    }
+}
+impl From<(u32, u32, u32)> for Dim {
+    fn from((x, y, z): (u32, u32, u32)) -> Self {
+        Dim([x, y, z])
+    }
+}
+
+/// The runtime's one-dimensional launch: `(blocks, threads per block)`, checked.
+pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<(i32, i32), Error> {
+    let invalid = |reason| Err(Error::InvalidGeometry { kernel, reason });
+    let ([gx, gy, gz], [bx, by, bz]) = (grid.0, block.0);
+    if gy != 1 || gz != 1 || by != 1 || bz != 1 {
+        return invalid("libomptarget 19 launches along x only: use [n, 1, 1] and index with gpu::*_x");
+    }
+    if gx == 0 || bx == 0 {
+        return invalid("grid and block must be at least 1");
+    }
+    match (i32::try_from(gx), i32::try_from(bx)) {
+        (Ok(g), Ok(b)) => Ok((g, b)),
+        _ => invalid("grid and block must be below 2^31"),
+    }
+}
+
+/// The hidden first slot of every kernel: the geometry the host-offload image loops over.
+pub fn geometry_slot(grid: i32, block: i32) -> *const u8 {
+    core::ptr::without_provenance(((block as u64) << 32 | grid as u64) as usize)
+}
+
+/// The runtime's status of one launch, as a `Result`.
+pub fn status(kernel: &'static str, status: i32) -> Result<(), Error> {
+    if status == 0 { Ok(()) } else { Err(Error::LaunchFailed { kernel, status }) }
+}

@@ -1,0 +1,64 @@
+//! Explicit data transfers for Rust GPU offload: the stand-in for `core::offload`.
+//!
+//! ```ignore
+//! use offload::{preload, preload_mut};
+//!
+//! #[offload::kernel]
+//! pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+//!     let i = offload::gpu::global_id_x();
+//!     if i < y.len() {
+//!         y[i] = a * x[i] + y[i];
+//!     }
+//! }
+//!
+//! let x = preload(&xs[..]); // host -> device once
+//! let mut y = preload_mut(&mut ys[..]); // host -> device once
+//! for _ in 0..100 {
+//!     offload::launch!(saxpy, 4096, 256, (2.0f32, &x, &mut y))?; // no copies
+//! }
+//! drop(y); // device -> host once
+//! ```
+//!
+//! Layers, as in cudarc: [`sys`] declares the runtime, `rt` wraps it with checks, and the
+//! safe types ([`Preload`], [`PreloadMut`], `launch!`) are built on those and on the marker
+//! functions of [`intrinsics`] that the offload lowering turns into `__tgt_*` calls.
+
+#![cfg_attr(offload_device, no_std)]
+#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx))]
+
+mod device_copy;
+mod error;
+pub mod gpu;
+pub mod intrinsics;
+#[cfg(not(offload_device))]
+mod launch;
+#[cfg(not(offload_device))]
+mod preload;
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+#[cfg(not(offload_device))]
+mod rt;
+#[cfg(not(offload_device))]
+pub mod sys;
+
+pub use device_copy::DeviceCopy;
+pub use error::Error;
+#[cfg(not(offload_device))]
+pub use launch::{Dim, Elements, KernelArg, param};
+pub use offload_macros::{DeviceCopy, kernel};
+#[cfg(not(offload_device))]
+pub use preload::{Preload, PreloadMut, preload, preload_mut, try_preload, try_preload_mut};
+
+/// Launches a kernel: `launch!(KERNEL, GRID, BLOCK, (ARGS,))`, upstream's argument order.
+///
+/// `GRID` and `BLOCK` are a `u32` or `[u32; 3]` (`y` and `z` must be 1). Each argument is a
+/// scalar (passed by value), a `&Preload`/`&PreloadMut`/`&mut PreloadMut` (already on the
+/// device: no copies), or a plain `&T`/`&mut T` (copied in, and back for `&mut`, around this
+/// launch only). Returns `Result<(), offload::Error>` once the kernel has finished.
+#[macro_export]
+macro_rules! launch {
+    ($($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::__offload_launch($grid, $block, ($($arg,)*))
+    };
+}

@@ -1,0 +1,135 @@
+//! `Preload` and `PreloadMut`: data kept on the device across launches, guarded by a borrow.
+
+use core::marker::PhantomData;
+
+use crate::intrinsics::{self, preload_kind};
+use crate::{DeviceCopy, Error, rt};
+
+/// The runtime's "default device" argument.
+const DEFAULT_DEVICE: i64 = -1;
+
+/// A read-only copy of `T` on the device, made once by [`preload`].
+///
+/// The source stays shared-borrowed while this lives, so the host can read it but not change
+/// it: the two copies cannot drift apart. Dropping it releases the device copy without copying
+/// anything back.
+#[must_use = "dropping a Preload releases the device copy at once"]
+pub struct Preload<'a, T: ?Sized + DeviceCopy> {
+    data: &'a T,
+}
+
+/// A read-write copy of `T` on the device, made once by [`preload_mut`].
+///
+/// The source stays mutably borrowed while this lives: the host can neither read nor write it,
+/// since the device holds the current value. Dropping it copies the device data back into the
+/// source (the "return mapper") and releases the device copy.
+#[must_use = "dropping a PreloadMut copies the data back and releases the device copy at once"]
+pub struct PreloadMut<'a, T: ?Sized + DeviceCopy> {
+    data: *mut T,
+    _borrow: PhantomData<&'a mut T>,
+}
+
+/// Copies `data` to the device once; see [`Preload`]. Panics where [`try_preload`] would fail.
+#[track_caller]
+pub fn preload<T: ?Sized + DeviceCopy>(data: &T) -> Preload<'_, T> {
+    try_preload(data).unwrap_or_else(|e| panic!("offload::preload: {e}"))
+}
+
+/// Copies `data` to the device once and keeps it there for mutation by kernels; see
+/// [`PreloadMut`]. Panics where [`try_preload_mut`] would fail.
+#[track_caller]
+pub fn preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> PreloadMut<'_, T> {
+    try_preload_mut(data).unwrap_or_else(|e| panic!("offload::preload_mut: {e}"))
+}
+
+/// Like [`preload`], returning the runtime's refusal as an [`Error`].
+pub fn try_preload<T: ?Sized + DeviceCopy>(data: &T) -> Result<Preload<'_, T>, Error> {
+    map(data as *const T as *const u8, size_of_val(data), preload_kind::READ)?;
+    Ok(Preload { data })
+}
+
+/// Like [`preload_mut`], returning the runtime's refusal as an [`Error`].
+pub fn try_preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> Result<PreloadMut<'_, T>, Error> {
+    let bytes = size_of_val(data);
+    map(data as *mut T as *const u8, bytes, preload_kind::READ_WRITE)?;
+    Ok(PreloadMut { data, _borrow: PhantomData })
+}
+
+/// The begin mapper of one preload, then a check that the runtime really mapped the range.
+#[inline(always)]
+fn map(ptr: *const u8, bytes: usize, kind: i64) -> Result<(), Error> {
+    let device = rt::default_device()?;
+    if bytes == 0 {
+        // Nothing to copy: the runtime is not asked to map an empty range.
+        return Ok(());
+    }
+    // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it lives.
+    unsafe { intrinsics::preload(DEFAULT_DEVICE, ptr, bytes as i64, kind) };
+    if !rt::is_present(ptr, device) {
+        return Err(Error::MapFailed { bytes });
+    }
+    Ok(())
+}
+
+/// The end ("return") mapper of one preload.
+#[inline(always)]
+fn unmap(ptr: *const u8, bytes: usize, kind: i64) {
+    if bytes != 0 {
+        // SAFETY: the range was mapped by `map` with the same kind and is still borrowed.
+        unsafe { intrinsics::release(DEFAULT_DEVICE, ptr, bytes as i64, kind) };
+    }
+}
+
+impl<T: ?Sized + DeviceCopy> Preload<'_, T> {
+    /// The host data this copy was made from.
+    pub fn host(&self) -> &T {
+        self.data
+    }
+
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        self.data as *const T as *const u8
+    }
+
+    /// Size of the device copy in bytes.
+    pub fn size_in_bytes(&self) -> usize {
+        size_of_val(self.data)
+    }
+}
+
+impl<T: ?Sized + DeviceCopy> PreloadMut<'_, T> {
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        self.data as *const u8
+    }
+
+    /// The host source as a shared reference, for its address and length only.
+    ///
+    /// # Safety
+    /// The caller must not read through it: the current value lives on the device.
+    pub(crate) unsafe fn device_view(&self) -> &T {
+        // SAFETY: `data` comes from a live `&mut T` whose borrow this guard holds.
+        unsafe { &*self.data }
+    }
+
+    /// Size of the device copy in bytes.
+    pub fn size_in_bytes(&self) -> usize {
+        // SAFETY: `data` comes from a live `&mut T` whose borrow this guard holds.
+        size_of_val(unsafe { &*self.data })
+    }
+}
+
+impl<T: ?Sized + DeviceCopy> Drop for Preload<'_, T> {
+    fn drop(&mut self) {
+        unmap(self.as_ptr(), self.size_in_bytes(), preload_kind::READ);
+    }
+}
+
+impl<T: ?Sized + DeviceCopy> Drop for PreloadMut<'_, T> {
+    fn drop(&mut self) {
+        unmap(self.as_ptr(), self.size_in_bytes(), preload_kind::READ_WRITE);
+    }
+}
+
+// SAFETY: the guards only hold the borrow; the device data is reached through the runtime,
+// which is thread safe.
+unsafe impl<T: ?Sized + DeviceCopy + Sync> Send for PreloadMut<'_, T> {}
+unsafe impl<T: ?Sized + DeviceCopy + Sync> Sync for PreloadMut<'_, T> {}

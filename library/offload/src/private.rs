@@ -1,0 +1,72 @@
+//! Support for the code `#[offload::kernel]` generates. Not a public API.
+
+pub use crate::intrinsics::arg_kind;
+#[cfg(not(offload_device))]
+pub use crate::launch::{geometry, geometry_slot, status};
+
+/// A by-value parameter from its 8-byte slot.
+///
+/// # Safety
+/// `slot` must hold the bits of a `T` as `KernelArg<Val<T>>` wrote them.
+#[inline(always)]
+pub unsafe fn value<T: Copy>(slot: u64) -> T {
+    // SAFETY: `T` fits in the slot (checked when the launch was compiled) and is plain data.
+    unsafe { core::mem::transmute_copy::<u64, T>(&slot) }
+}
+
+/// A `&T` parameter from its address slot.
+///
+/// # Safety
+/// `address` must be the device address of a mapped, initialised `T`.
+#[inline(always)]
+pub unsafe fn reference<'a, T>(address: u64) -> &'a T {
+    unsafe { &*(address as usize as *const T) }
+}
+
+/// A `&mut T` parameter from its address slot.
+///
+/// # Safety
+/// As [`reference`]; the data is shared by the kernel's threads, as in CUDA.
+#[inline(always)]
+pub unsafe fn reference_mut<'a, T>(address: u64) -> &'a mut T {
+    unsafe { &mut *(address as usize as *mut T) }
+}
+
+/// A `&[T]` parameter from its address and length slots.
+///
+/// # Safety
+/// `address` must be the device address of `len` initialised elements (or anything for 0).
+#[inline(always)]
+pub unsafe fn slice<'a, T>(address: u64, len: u64) -> &'a [T] {
+    if len == 0 {
+        return &[];
+    }
+    unsafe { core::slice::from_raw_parts(address as usize as *const T, len as usize) }
+}
+
+/// A `&mut [T]` parameter from its address and length slots.
+///
+/// # Safety
+/// As [`slice`]; the data is shared by the kernel's threads, as in CUDA.
+#[inline(always)]
+pub unsafe fn slice_mut<'a, T>(address: u64, len: u64) -> &'a mut [T] {
+    if len == 0 {
+        return &mut [];
+    }
+    unsafe { core::slice::from_raw_parts_mut(address as usize as *mut T, len as usize) }
+}
+
+/// Runs a kernel body for every (block, thread) of the launch, one after another: the
+/// host-offload plugin calls a kernel once for the whole grid.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn run_grid(geometry: u64, mut body: impl FnMut()) {
+    let grid = (geometry & 0xffff_ffff) as usize;
+    let block = (geometry >> 32) as usize;
+    for b in 0..grid {
+        for t in 0..block {
+            crate::gpu::imp::set([t, b, block, grid]);
+            body();
+        }
+    }
+    crate::gpu::imp::set([0, 0, 1, 1]);
+}

@@ -1,0 +1,19 @@
+//! Raw declarations of the OpenMP offload runtime entry points (libomptarget / libomp).
+//!
+//! Nothing here is checked; see [`crate::rt`] for the wrappers. The mapping and launch entry
+//! points (`__tgt_target_data_begin_mapper` and friends) are called only from code the lowering
+//! emits, so they are declared in the IR, not here.
+
+use core::ffi::c_int;
+
+unsafe extern "C" {
+    /// Number of non-host devices the runtime can offload to.
+    /// <https://www.openmp.org/spec-html/5.2/openmpsu160.html>
+    pub fn omp_get_num_devices() -> c_int;
+    /// The device used when a construct names none (`-1` in the runtime calls).
+    pub fn omp_get_default_device() -> c_int;
+    /// The device number that stands for the host itself.
+    pub fn omp_get_initial_device() -> c_int;
+    /// Non-zero when `ptr` is mapped on `device_num`.
+    pub fn omp_target_is_present(ptr: *const core::ffi::c_void, device_num: c_int) -> c_int;
+}
