@@ -39,5 +39,5 @@ impl fmt::Display for Error {
     }
 }
 
-#[cfg(not(offload_device))]
+#[cfg(not(target_arch = "nvptx64"))]
 impl std::error::Error for Error {}

@@ -23,7 +23,7 @@
 //! safe types ([`Preload`], [`PreloadMut`], `launch!`) are built on those and on the marker
 //! functions of [`intrinsics`] that the offload lowering turns into `__tgt_*` calls.
 
-#![cfg_attr(offload_device, no_std)]
+#![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx))]
 
 mod device_copy;

@@ -1,0 +1,168 @@
+//! The on-disk cache: one entry per toolchain and target CPU, built in a staging folder
+//! next to it and renamed into place, so an interrupted build never leaves half an entry.
+//!
+//! ```text
+//! <cache_dir>/
+//!     <commit hash, 12 digits>-<target cpu>/     e.g. e50aa6fba4e6-sm_90
+//!         stamp                                  recipe, target cpu and `rustc -vV`
+//!         sysroot/lib/rustlib/nvptx64-nvidia-cuda/lib/
+//!             libcore.rlib libcompiler_builtins.rlib liballoc.rlib
+//!         src/library/{core,alloc,stdarch,portable-simd}/    rebuilt from rust-docs
+//!         src/vendor/compiler_builtins-<version>/            patched for nvptx64
+//!         src/fetch/Cargo.toml                   the manifest cargo vendored it with
+//!     .staging-<key>-XXXXXX/                     an entry being built; removed on failure,
+//!                                                or an hour later if the build was killed
+//! ```
+
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, ensure};
+use tempfile::TempDir;
+
+use crate::toolchain::Toolchain;
+
+/// Names how entries are built; change it whenever the build's flags or inputs change, so
+/// that entries built the old way are rebuilt.
+const RECIPE: &str = "offload-nvptx-sysroot recipe 1: core, compiler_builtins 0.1.160, alloc; -Copt-level=3 -Cembed-bitcode=yes";
+
+/// How many digits of the commit hash name an entry.
+const HASH_DIGITS: usize = 12;
+
+/// Staging folders this old were left by a killed build (a build takes about 30 s).
+const LEFTOVER_AGE: Duration = Duration::from_secs(60 * 60);
+
+/// Name prefixes of the folders an entry is built in, and of outdated entries being removed.
+const STAGING_PREFIX: &str = ".staging-";
+const STALE_PREFIX: &str = ".stale-";
+
+/// The cache entry of one toolchain and target CPU.
+pub(crate) struct Entry {
+    cache_dir: PathBuf,
+    key: String,
+    /// What `stamp` holds in a complete entry built by this recipe.
+    stamp: String,
+}
+
+impl Entry {
+    pub(crate) fn new(cache_dir: &Path, toolchain: &Toolchain, target_cpu: &str) -> Result<Self> {
+        ensure!(
+            !target_cpu.is_empty()
+                && target_cpu.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'),
+            "invalid target cpu `{target_cpu}` (use an nvptx cpu name such as `sm_90`)"
+        );
+        let toolchain_id = match &toolchain.commit_hash {
+            Some(hash) => hash.chars().take(HASH_DIGITS).collect(),
+            // A locally built rustc: tell toolchains apart by version text and location.
+            None => format!(
+                "local-{:016x}",
+                fnv1a(&format!("{}{}", toolchain.verbose_version, toolchain.sysroot.display()))
+            ),
+        };
+        Ok(Self {
+            cache_dir: cache_dir.to_owned(),
+            key: format!("{toolchain_id}-{target_cpu}"),
+            stamp: format!("{RECIPE}\ntarget-cpu: {target_cpu}\n{}", toolchain.verbose_version),
+        })
+    }
+
+    pub(crate) fn dir(&self) -> PathBuf {
+        self.cache_dir.join(&self.key)
+    }
+
+    pub(crate) fn sysroot(&self) -> PathBuf {
+        self.dir().join("sysroot")
+    }
+
+    /// Whether the entry exists and was built by this recipe for this toolchain.
+    pub(crate) fn is_complete(&self) -> bool {
+        fs::read_to_string(self.dir().join("stamp")).is_ok_and(|stamp| stamp == self.stamp)
+    }
+
+    /// A fresh staging folder to build this entry in.
+    pub(crate) fn stage(&self) -> Result<Staging> {
+        fs::create_dir_all(&self.cache_dir).with_context(|| {
+            format!("cannot create the cache folder {}", self.cache_dir.display())
+        })?;
+        remove_leftovers(&self.cache_dir);
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{STAGING_PREFIX}{}-", self.key))
+            .tempdir_in(&self.cache_dir)
+            .with_context(|| {
+                format!("cannot create a staging folder in {}", self.cache_dir.display())
+            })?;
+        Ok(Staging { dir })
+    }
+}
+
+/// An entry being built; removed when dropped unless committed.
+pub(crate) struct Staging {
+    dir: TempDir,
+}
+
+impl Staging {
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub(crate) fn sysroot(&self) -> PathBuf {
+        self.path().join("sysroot")
+    }
+
+    /// Stamps the staged entry and renames it into place. If another build finished the
+    /// same entry first, keeps that one; an entry from an older recipe is replaced.
+    pub(crate) fn commit(self, entry: &Entry) -> Result<()> {
+        fs::write(self.path().join("stamp"), &entry.stamp)?;
+        let dest = entry.dir();
+        if dest.exists() && !entry.is_complete() {
+            discard(&entry.cache_dir, &dest)?;
+        }
+        match fs::rename(self.path(), &dest) {
+            Ok(()) => {
+                // Renamed away: nothing is left for the `TempDir` to remove.
+                let _ = self.dir.keep();
+                Ok(())
+            }
+            Err(_) if entry.is_complete() => Ok(()),
+            Err(error) => Err(error)
+                .with_context(|| format!("cannot move the new sysroot to {}", dest.display())),
+        }
+    }
+}
+
+/// Removes `dir` after first renaming it aside, so no reader sees it half deleted.
+fn discard(cache_dir: &Path, dir: &Path) -> Result<()> {
+    let aside = tempfile::Builder::new().prefix(STALE_PREFIX).tempdir_in(cache_dir)?;
+    match fs::rename(dir, aside.path().join("entry")) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(()),
+        Err(error) => {
+            Err(error).with_context(|| format!("cannot remove the outdated {}", dir.display()))
+        }
+    }
+    // `aside` is removed with what it holds when it goes out of scope.
+}
+
+/// Removes staging and stale folders that killed builds left behind; best effort.
+fn remove_leftovers(cache_dir: &Path) {
+    let Ok(entries) = fs::read_dir(cache_dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let leftover = name.starts_with(STAGING_PREFIX) || name.starts_with(STALE_PREFIX);
+        let age =
+            entry.metadata().and_then(|meta| meta.modified()).ok().and_then(|t| t.elapsed().ok());
+        if leftover && age.is_some_and(|age| age > LEFTOVER_AGE) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// 64-bit FNV-1a: a hash that stays the same across Rust releases.
+fn fnv1a(text: &str) -> u64 {
+    const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    text.bytes().fold(OFFSET_BASIS, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(PRIME))
+}

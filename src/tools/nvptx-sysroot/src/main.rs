@@ -1,0 +1,71 @@
+//! `nvptx-sysroot`: finds or builds the nvptx64 sysroot and prints its path.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, ensure};
+use clap::Parser;
+use nvptx_sysroot::{Config, DEFAULT_TARGET_CPU};
+
+/// Prints a sysroot for `rustc --target nvptx64-nvidia-cuda --sysroot <it>`, building
+/// core, alloc and compiler_builtins first if needed.
+#[derive(Parser)]
+#[command(name = "nvptx-sysroot")]
+struct Args {
+    /// Where built sysroots are kept [default: <repo>/build/nvptx-sysroot]
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// The GPU the crates are built for
+    #[arg(long, default_value = DEFAULT_TARGET_CPU)]
+    target_cpu: String,
+    /// The nightly rustc to use [default: `rustup which rustc --toolchain nightly`]
+    #[arg(long)]
+    rustc: Option<PathBuf>,
+    /// Print each command run
+    #[arg(long)]
+    verbose: bool,
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(sysroot) => {
+            println!("{}", sysroot.display());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("offload: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<PathBuf> {
+    let cfg = Config {
+        rustc: match args.rustc {
+            Some(rustc) => rustc,
+            None => nightly_rustc()?,
+        },
+        cache_dir: args.cache_dir.unwrap_or_else(default_cache_dir),
+        target_cpu: args.target_cpu,
+        verbose: args.verbose,
+    };
+    nvptx_sysroot::ensure(&cfg)
+}
+
+/// `rustup which rustc --toolchain nightly`.
+fn nightly_rustc() -> Result<PathBuf> {
+    let hint = "install it with `rustup toolchain install nightly`, or pass --rustc";
+    let output = Command::new("rustup")
+        .args(["which", "rustc", "--toolchain", "nightly"])
+        .output()
+        .with_context(|| format!("cannot run rustup to find the nightly rustc ({hint})"))?;
+    ensure!(output.status.success(), "rustup knows no nightly toolchain ({hint})");
+    Ok(PathBuf::from(String::from_utf8(output.stdout)?.trim()))
+}
+
+/// `<repo>/build/nvptx-sysroot`, the repository being the one this tool was built in.
+fn default_cache_dir() -> PathBuf {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let repo = manifest_dir.ancestors().nth(3).unwrap_or(manifest_dir);
+    repo.join("build/nvptx-sysroot")
+}

@@ -1,0 +1,69 @@
+//! What `cargo offload` tells the link stage, through environment variables (the linker is run
+//! by rustc, so its arguments are rustc's).
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result, anyhow};
+use offload_codegen::{Image, RuntimeAbi};
+
+/// `TRIPLE=PATH` pairs separated by `;`: the device images to embed.
+pub(crate) const IMAGES: &str = "OFFLOAD_LD_IMAGES";
+/// `llvm19` or `current`.
+pub(crate) const ABI: &str = "OFFLOAD_LD_ABI";
+/// The folder holding libomptarget and libomp.
+pub(crate) const RUNTIME_DIR: &str = "OFFLOAD_LD_RUNTIME_DIR";
+/// Print every command run.
+pub(crate) const VERBOSE: &str = "OFFLOAD_LD_VERBOSE";
+/// Keep the linked bitcode and the lowered IR in this folder.
+pub(crate) const SAVE_TEMPS: &str = "OFFLOAD_LD_SAVE_TEMPS";
+/// Optimisation level of the lowered module (0-3, default 3).
+pub(crate) const OPT_LEVEL: &str = "OFFLOAD_LD_OPT_LEVEL";
+/// The C compiler driver that links (default `cc`).
+pub(crate) const CC: &str = "OFFLOAD_LD_CC";
+
+/// Default runtime folder: Debian's `libomp5-19`.
+const DEFAULT_RUNTIME_DIR: &str = "/usr/lib/llvm-19/lib";
+
+pub(crate) struct LinkConfig {
+    pub(crate) images: Vec<Image>,
+    pub(crate) abi: RuntimeAbi,
+    pub(crate) runtime_dir: PathBuf,
+    pub(crate) verbose: bool,
+    pub(crate) save_temps: Option<PathBuf>,
+    pub(crate) opt_level: u8,
+    pub(crate) cc: String,
+}
+
+impl LinkConfig {
+    pub(crate) fn from_env() -> Result<Self> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let images = var(IMAGES)
+            .map(|v| v.split(';').filter(|s| !s.is_empty()).map(read_image).collect::<Result<Vec<_>>>())
+            .transpose()?
+            .unwrap_or_default();
+        let abi = match var(ABI).as_deref() {
+            None | Some("llvm19") => RuntimeAbi::Llvm19,
+            Some("current") => RuntimeAbi::Current,
+            Some(other) => return Err(anyhow!("{ABI}={other} is not a runtime ABI (use llvm19 or current)")),
+        };
+        let opt_level = match var(OPT_LEVEL) {
+            None => 3,
+            Some(v) => v.parse().ok().filter(|l| *l <= 3).ok_or_else(|| anyhow!("{OPT_LEVEL}={v} is not 0-3"))?,
+        };
+        Ok(LinkConfig {
+            images,
+            abi,
+            runtime_dir: var(RUNTIME_DIR).unwrap_or_else(|| DEFAULT_RUNTIME_DIR.into()).into(),
+            verbose: var(VERBOSE).is_some(),
+            save_temps: var(SAVE_TEMPS).map(PathBuf::from),
+            opt_level,
+            cc: var(CC).unwrap_or_else(|| "cc".into()),
+        })
+    }
+}
+
+fn read_image(spec: &str) -> Result<Image> {
+    let (triple, path) = spec.split_once('=').ok_or_else(|| anyhow!("{IMAGES}: `{spec}` is not TRIPLE=PATH"))?;
+    let bytes = std::fs::read(path).with_context(|| format!("reading device image {path}"))?;
+    Ok(Image { triple: triple.to_owned(), bytes })
+}

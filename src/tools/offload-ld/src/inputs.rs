@@ -1,0 +1,136 @@
+//! Sorting the linker's inputs: bitcode to lower, native objects and archives to keep.
+//!
+//! With `-Clinker-plugin-lto`, rustc hands the linker bitcode for the crate's codegen units,
+//! the allocator shim and every rlib built alongside (as archive members beside `lib.rmeta`),
+//! and native objects for the standard library's rlibs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, Result, bail};
+use object::read::archive::ArchiveFile;
+
+const BITCODE_MAGIC: &[u8] = b"BC\xC0\xDE";
+const ARCHIVE_MAGIC: &[u8] = b"!<arch>\n";
+
+/// One bitcode module found among the inputs.
+pub(crate) struct Bitcode {
+    /// Where it came from, for messages.
+    pub(crate) origin: String,
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// The linker command line with its bitcode taken out.
+pub(crate) struct Inputs {
+    /// Arguments to keep, with `None` where the lowered object must go.
+    pub(crate) args: Vec<Option<String>>,
+    pub(crate) bitcode: Vec<Bitcode>,
+}
+
+/// Splits the arguments, extracting bitcode from files and archives. Archives that also hold
+/// native members are rebuilt without their bitcode in `scratch`.
+pub(crate) fn sort(args: &[String], scratch: &Path) -> Result<Inputs> {
+    let mut out = Inputs { args: Vec::new(), bitcode: Vec::new() };
+    let mut object_slot = false;
+    for arg in expand_response_files(args)? {
+        if is_dropped(&arg) {
+            continue;
+        }
+        let path = Path::new(&arg);
+        let is_input = !arg.starts_with('-') && path.is_file();
+        let bytes = if is_input { std::fs::read(path).with_context(|| format!("reading {arg}"))? } else { Vec::new() };
+        if bytes.starts_with(BITCODE_MAGIC) {
+            out.bitcode.push(Bitcode { origin: arg.clone(), bytes });
+            if !object_slot {
+                out.args.push(None);
+                object_slot = true;
+            }
+        } else if bytes.starts_with(ARCHIVE_MAGIC) {
+            let (bitcode, native) = split_archive(&arg, &bytes)?;
+            let had_bitcode = !bitcode.is_empty();
+            out.bitcode.extend(bitcode);
+            if had_bitcode && !object_slot {
+                out.args.push(None);
+                object_slot = true;
+            }
+            match (had_bitcode, native.is_empty()) {
+                (false, _) => out.args.push(Some(arg)),
+                (true, true) => {} // all of it is in the lowered object now
+                (true, false) => out.args.push(Some(rebuild_archive(&arg, native, scratch)?)),
+            }
+        } else {
+            out.args.push(Some(arg));
+        }
+    }
+    Ok(out)
+}
+
+/// Arguments that only make sense for a plugin-LTO link or for rust-lld, which would silently
+/// take leftover bitcode: the system linker links the lowered object instead.
+fn is_dropped(arg: &str) -> bool {
+    arg.starts_with("-Wl,-plugin-opt") || arg == "-fuse-ld=lld" || (arg.starts_with("-B") && arg.ends_with("gcc-ld"))
+}
+
+fn expand_response_files(args: &[String]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for arg in args {
+        match arg.strip_prefix('@') {
+            Some(file) if Path::new(file).is_file() => {
+                let text = std::fs::read_to_string(file).with_context(|| format!("reading response file {file}"))?;
+                out.extend(text.lines().filter(|l| !l.is_empty()).map(unquote));
+            }
+            _ => out.push(arg.clone()),
+        }
+    }
+    Ok(out)
+}
+
+/// rustc quotes response-file lines that hold spaces or quotes.
+fn unquote(line: &str) -> String {
+    match line.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
+        Some(inner) => inner.replace("\\\"", "\"").replace("\\\\", "\\"),
+        None => line.to_owned(),
+    }
+}
+
+/// A native archive member kept for the link.
+struct NativeMember {
+    name: String,
+    bytes: Vec<u8>,
+}
+
+fn split_archive(path: &str, bytes: &[u8]) -> Result<(Vec<Bitcode>, Vec<NativeMember>)> {
+    let archive = ArchiveFile::parse(bytes).with_context(|| format!("reading archive {path}"))?;
+    let (mut bitcode, mut native) = (Vec::new(), Vec::new());
+    for member in archive.members() {
+        let member = member.with_context(|| format!("reading a member of {path}"))?;
+        let name = String::from_utf8_lossy(member.name()).into_owned();
+        let data = member.data(bytes).with_context(|| format!("reading {name} in {path}"))?;
+        if data.starts_with(BITCODE_MAGIC) {
+            bitcode.push(Bitcode { origin: format!("{path}({name})"), bytes: data.to_vec() });
+        } else if !name.starts_with("lib.rmeta") {
+            native.push(NativeMember { name, bytes: data.to_vec() });
+        }
+    }
+    Ok((bitcode, native))
+}
+
+/// An archive of the native members alone, indexed by the system `ar`.
+fn rebuild_archive(path: &str, members: Vec<NativeMember>, scratch: &Path) -> Result<String> {
+    let stem = Path::new(path).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = scratch.join(format!("{stem}.native"));
+    std::fs::create_dir_all(&dir)?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for (i, m) in members.into_iter().enumerate() {
+        // Numbered, so members with the same name stay distinct.
+        let file = dir.join(format!("{i}-{}", m.name.replace('/', "_")));
+        std::fs::write(&file, m.bytes)?;
+        files.push(file);
+    }
+    let out = scratch.join(format!("{stem}.native.a"));
+    let status = Command::new("ar").arg("rcs").arg(&out).args(&files).status().context("running ar (binutils)")?;
+    if !status.success() {
+        bail!("ar could not rebuild the native part of {path}");
+    }
+    Ok(out.to_string_lossy().into_owned())
+}

@@ -1,0 +1,112 @@
+//! `offload-ld`: the link stage of `cargo offload`, run by rustc as its linker.
+//!
+//! ```text
+//! sort inputs -> link bitcode into one module -> lower offload intrinsics + embed images
+//!             -> one object -> cc (the original line, the object in place of the bitcode,
+//!                                  plus libomptarget/libomp and their rpath)
+//! ```
+
+mod env;
+mod inputs;
+
+use std::path::Path;
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use inkwell::context::Context;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::Module;
+
+use crate::env::LinkConfig;
+use crate::inputs::{Bitcode, Inputs};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("offload: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<()> {
+    let config = LinkConfig::from_env()?;
+    let scratch = tempfile::Builder::new().prefix("offload-ld").tempdir().context("creating a temporary folder")?;
+    let inputs = inputs::sort(args, scratch.path())?;
+    let object = scratch.path().join("offload-lowered.o");
+    if !inputs.bitcode.is_empty() {
+        lower_to_object(&inputs.bitcode, &config, &object)?;
+    }
+    link(&inputs, &object, &config)
+}
+
+/// Links every bitcode module into one, lowers it and writes `object`.
+fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> Result<()> {
+    let cx = Context::create();
+    let module = cx.create_module("offload-program");
+    for bc in bitcode {
+        let buffer = MemoryBuffer::create_from_memory_range_copy(&bc.bytes, &bc.origin);
+        let m = Module::parse_bitcode_from_buffer(&buffer, &cx)
+            .map_err(|e| anyhow!("reading bitcode {}: {e} (is it from the same rustc as this tool?)", bc.origin))?;
+        if module.get_triple().as_str().to_bytes().is_empty() {
+            module.set_triple(&m.get_triple());
+            module.set_data_layout(&m.get_data_layout());
+        }
+        module.link_in_module(m).map_err(|e| anyhow!("linking {}: {e}", bc.origin))?;
+    }
+    if let Some(dir) = &config.save_temps {
+        std::fs::create_dir_all(dir)?;
+        module.write_bitcode_to_path(dir.join("offload-linked.bc"));
+    }
+    let report = offload_codegen::lower(&cx, &module, &offload_codegen::Config { abi: config.abi, images: config.images.clone() })?;
+    if config.verbose {
+        eprintln!(
+            "offload-ld: lowered {} preloads, {} releases, {} launches of {:?}; embedded {} image(s)",
+            report.preloads,
+            report.releases,
+            report.launches,
+            report.kernels,
+            config.images.len()
+        );
+    }
+    if let Some(dir) = &config.save_temps {
+        module.print_to_file(dir.join("offload-lowered.ll")).map_err(|e| anyhow!("saving the lowered IR: {e}"))?;
+    }
+    offload_codegen::write_object(&module, config.opt_level, object)
+}
+
+/// Runs the C compiler driver with the original arguments, the lowered object in place of the
+/// bitcode, and the offload runtime.
+fn link(inputs: &Inputs, object: &Path, config: &LinkConfig) -> Result<()> {
+    let runtime = &config.runtime_dir;
+    for lib in ["libomptarget.so.19.1", "libomp.so.5"] {
+        if !runtime.join(lib).exists() {
+            bail!(
+                "{} not found in {} (install the runtime: apt-get install libomp5-19, or set [runtime] dir in config.toml)",
+                lib,
+                runtime.display()
+            );
+        }
+    }
+    let mut cmd = Command::new(&config.cc);
+    for arg in &inputs.args {
+        match arg {
+            Some(a) => cmd.arg(a),
+            None => cmd.arg(object),
+        };
+    }
+    cmd.arg(format!("-L{}", runtime.display()))
+        .arg("-l:libomptarget.so.19.1")
+        .arg("-l:libomp.so.5")
+        .arg(format!("-Wl,-rpath,{}", runtime.display()));
+    if config.verbose {
+        eprintln!("offload-ld: {cmd:?}");
+    }
+    let status = cmd.status().with_context(|| format!("running {}", config.cc))?;
+    if !status.success() {
+        bail!("{} failed to link the program ({status})", config.cc);
+    }
+    Ok(())
+}
