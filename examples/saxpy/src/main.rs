@@ -1,0 +1,28 @@
+//! saxpy over preloaded data: two copies in, K launches without copies, one copy back.
+
+mod kernels;
+
+use offload::{preload, preload_mut};
+
+fn main() -> Result<(), offload::Error> {
+    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1 << 20);
+    let k: usize = std::env::args().nth(2).and_then(|a| a.parse().ok()).unwrap_or(50);
+    let a = 0.5f32;
+    let xs: Vec<f32> = (0..n).map(|i| (i & 1023) as f32).collect();
+    let mut ys: Vec<f32> = (0..n).map(|i| (i & 7) as f32).collect();
+    let threads = 256u32;
+    let blocks = n.div_ceil(threads as usize) as u32;
+    {
+        let x = preload(&xs[..]);
+        let mut y = preload_mut(&mut ys[..]);
+        for _ in 0..k {
+            offload::launch!(kernels::saxpy, blocks, threads, (a, &x, &mut y))?;
+        }
+    }
+    let bad = ys.iter().enumerate().filter(|&(i, &y)| y != (i & 7) as f32 + k as f32 * a * (i & 1023) as f32).count();
+    println!("saxpy n={n} k={k}: {} errors", bad);
+    if bad != 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}

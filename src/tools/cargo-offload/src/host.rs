@@ -1,0 +1,85 @@
+//! The host program: compiled to bitcode by cargo with `offload-ld` as the linker, which
+//! lowers it and embeds the device images.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow, bail};
+
+use crate::Config;
+use crate::command::Cmd;
+use crate::image::{HOST_TRIPLE, Image, rustflags};
+use crate::project::Project;
+
+/// What cargo should do with the host package.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HostAction {
+    Build,
+    Test,
+}
+
+/// The cargo command building (or testing) the host program through `offload-ld`.
+pub(crate) fn host_command(project: &Project, images: &[Image], config: &Config, action: HostAction) -> Result<Cmd> {
+    let linker = &config.offload_ld;
+    if !config.runner.dry_run && !linker.is_file() {
+        bail!("offload-ld not found at {} (build it: cargo build -p offload-ld, or ./x.py build)", linker.display());
+    }
+    let images_env = images.iter().map(|i| format!("{}={}", i.triple, i.path.display())).collect::<Vec<_>>().join(";");
+    // Cargo relinks only when its inputs change: make the images and the ABI one of them.
+    let stamp = build_stamp(images, &config.abi);
+    let linker_flag = format!("-Clinker={}", linker.display());
+    let stamp_flag = format!("--cfg=offload_build=\"{stamp:016x}\"");
+    let flags = rustflags(&[
+        "-Clinker-plugin-lto",
+        &linker_flag,
+        "-Clinker-flavor=gcc",
+        "--check-cfg=cfg(offload_device)",
+        "--check-cfg=cfg(offload_build,values(any()))",
+        &stamp_flag,
+    ]);
+    let verb = match action {
+        HostAction::Build => "build",
+        HostAction::Test => "test",
+    };
+    let mut cmd = Cmd::new(&config.cargo)
+        .args([verb, "--release", "--target", HOST_TRIPLE, "--manifest-path"])
+        .arg(&project.manifest)
+        .args(config.cargo_flags())
+        .env("CARGO_TARGET_DIR", project.build_dir.join("host"))
+        .env("RUSTFLAGS", flags)
+        .env("OFFLOAD_LD_IMAGES", images_env)
+        .env("OFFLOAD_LD_ABI", &config.abi)
+        .env("OFFLOAD_LD_RUNTIME_DIR", &config.runtime_dir);
+    if config.save_temps {
+        cmd = cmd.env("OFFLOAD_LD_SAVE_TEMPS", project.build_dir.join("temps").join(&project.name));
+    }
+    if config.runner.verbose {
+        cmd = cmd.env("OFFLOAD_LD_VERBOSE", "1");
+    }
+    Ok(cmd)
+}
+
+/// The binary to run: `--bin`, or the package's only binary.
+pub(crate) fn binary(project: &Project, bin: Option<&str>) -> Result<PathBuf> {
+    let name = match bin {
+        Some(b) if project.bins.iter().any(|x| x == b) => b.to_owned(),
+        Some(b) => bail!("{} has no binary `{b}` (it has: {})", project.name, project.bins.join(", ")),
+        None => match project.bins.as_slice() {
+            [only] => only.clone(),
+            [] => bail!("{} has no binary to run", project.name),
+            many => return Err(anyhow!("{} has several binaries: pass --bin (one of {})", project.name, many.join(", "))),
+        },
+    };
+    Ok(project.build_dir.join("host").join(HOST_TRIPLE).join("release").join(name))
+}
+
+fn build_stamp(images: &[Image], abi: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    abi.hash(&mut h);
+    for image in images {
+        image.triple.hash(&mut h);
+        std::fs::read(&image.path).unwrap_or_default().hash(&mut h);
+    }
+    h.finish()
+}

@@ -1,0 +1,69 @@
+//! The user's package: where its kernels are, where `offload` comes from, where to build.
+//!
+//! Convention: a package's kernels live in `src/kernels.rs` (or the file named by
+//! `[package.metadata.offload] kernels = "..."`), declared in the program as `mod kernels;`.
+//! That file, and the modules it declares, may use `offload` and `core` only: it is compiled
+//! for the device images as the root of its own crate.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use cargo_metadata::{MetadataCommand, Package};
+
+pub(crate) struct Project {
+    pub(crate) name: String,
+    pub(crate) manifest: PathBuf,
+    pub(crate) kernels: PathBuf,
+    /// The `offload` package the program depends on.
+    pub(crate) offload: PathBuf,
+    /// `<target dir>/offload`: everything this tool builds.
+    pub(crate) build_dir: PathBuf,
+    /// Binaries of the package.
+    pub(crate) bins: Vec<String>,
+}
+
+impl Project {
+    pub(crate) fn load(manifest: Option<&Path>) -> Result<Self> {
+        let mut cmd = MetadataCommand::new();
+        if let Some(m) = manifest {
+            cmd.manifest_path(m);
+        }
+        let meta = cmd.exec().context("reading the package with `cargo metadata`")?;
+        let root = meta.root_package().ok_or_else(|| {
+            anyhow!("no package at {} (run in a package folder or pass --manifest-path)", manifest.map_or(".".into(), |m| m.display().to_string()))
+        })?;
+        let dir = root.manifest_path.parent().map(|p| p.as_std_path().to_path_buf()).unwrap_or_default();
+        let kernels = dir.join(kernels_file(root)?);
+        if !kernels.is_file() {
+            bail!(
+                "no kernels file at {} (put the #[offload::kernel] functions in src/kernels.rs, or name the file in [package.metadata.offload] kernels = \"...\")",
+                kernels.display()
+            );
+        }
+        let offload = meta
+            .packages
+            .iter()
+            .find(|p| p.name.as_str() == "offload")
+            .map(|p| p.manifest_path.parent().map(|d| d.as_std_path().to_path_buf()).unwrap_or_default())
+            .ok_or_else(|| anyhow!("{} does not depend on the `offload` crate (add it to [dependencies])", root.name))?;
+        let bins = root.targets.iter().filter(|t| t.is_bin()).map(|t| t.name.clone()).collect();
+        Ok(Project {
+            name: root.name.to_string(),
+            manifest: root.manifest_path.as_std_path().to_path_buf(),
+            kernels,
+            offload,
+            build_dir: meta.target_directory.as_std_path().join("offload"),
+            bins,
+        })
+    }
+}
+
+fn kernels_file(pkg: &Package) -> Result<PathBuf> {
+    match pkg.metadata.get("offload").and_then(|o| o.get("kernels")) {
+        None => Ok(PathBuf::from("src/kernels.rs")),
+        Some(v) => v
+            .as_str()
+            .map(PathBuf::from)
+            .ok_or_else(|| anyhow!("[package.metadata.offload] kernels must be a path string")),
+    }
+}
