@@ -1,4 +1,8 @@
 //! saxpy over preloaded data: two copies in, K launches without copies, one copy back.
+//!
+//! `saxpy [N] [K]`
+//@ run: 100000 3 => h2d=2 d2h=1
+//@ run: 100000 20 => h2d=2 d2h=1
 
 mod kernels;
 
@@ -20,7 +24,7 @@ fn main() -> Result<(), offload::Error> {
         }
     }
     let bad = ys.iter().enumerate().filter(|&(i, &y)| y != (i & 7) as f32 + k as f32 * a * (i & 1023) as f32).count();
-    println!("saxpy n={n} k={k}: {} errors", bad);
+    println!("saxpy n={n} k={k} on {}: {bad} errors", offload::device_name());
     if bad != 0 {
         std::process::exit(1);
     }

@@ -26,6 +26,8 @@
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx))]
 
+#[cfg(not(offload_device))]
+mod device;
 mod device_copy;
 mod error;
 pub mod gpu;
@@ -42,6 +44,8 @@ mod rt;
 #[cfg(not(offload_device))]
 pub mod sys;
 
+#[cfg(not(offload_device))]
+pub use device::device_name;
 pub use device_copy::DeviceCopy;
 pub use error::Error;
 #[cfg(not(offload_device))]

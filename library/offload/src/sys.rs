@@ -17,3 +17,13 @@ unsafe extern "C" {
     /// Non-zero when `ptr` is mapped on `device_num`.
     pub fn omp_target_is_present(ptr: *const core::ffi::c_void, device_num: c_int) -> c_int;
 }
+
+/// `dlopen` flag: resolve symbols when first used.
+pub const RTLD_LAZY: c_int = 0x1;
+
+unsafe extern "C" {
+    /// Loads a shared library (glibc).
+    pub fn dlopen(filename: *const core::ffi::c_char, flags: c_int) -> *mut core::ffi::c_void;
+    /// Looks a symbol up in a library `dlopen` returned.
+    pub fn dlsym(handle: *mut core::ffi::c_void, symbol: *const core::ffi::c_char) -> *mut core::ffi::c_void;
+}

@@ -1,0 +1,19 @@
+//! The Jacobi kernel: one relaxation step of the 2D heat equation on a `width x height` grid
+//! whose border cells hold fixed temperatures.
+
+/// `dst[c] = (up + down + left + right) / 4` for every interior cell `c` of `src`; border
+/// cells are copied.
+#[offload::kernel]
+pub fn jacobi_step(width: u32, height: u32, src: &[f32], dst: &mut [f32]) {
+    let (w, h) = (width as usize, height as usize);
+    let cell = offload::gpu::global_id_x();
+    if cell >= w * h {
+        return;
+    }
+    let (x, y) = (cell % w, cell / w);
+    dst[cell] = if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
+        src[cell]
+    } else {
+        0.25 * (src[cell - w] + src[cell + w] + src[cell - 1] + src[cell + 1])
+    };
+}

@@ -1,0 +1,26 @@
+//! saxpy over preloaded data: 2 copies in and 1 out, whatever the number of launches.
+//@ run: 1 => h2d=2 d2h=1
+//@ run: 7 => h2d=2 d2h=1
+
+#[allow(dead_code)]
+#[path = "../kernels.rs"]
+mod kernels;
+
+fn main() -> Result<(), offload::Error> {
+    let k: usize = std::env::args().nth(1).unwrap().parse().unwrap();
+    let n = 100_003;
+    let xs: Vec<f32> = (0..n).map(|i| (i % 1024) as f32).collect();
+    let mut ys = vec![1.0f32; n];
+    {
+        let x = offload::preload(&xs[..]);
+        let mut y = offload::preload_mut(&mut ys[..]);
+        for _ in 0..k {
+            offload::launch!(kernels::saxpy, n.div_ceil(128) as u32, 128, (0.5f32, &x, &mut y))?;
+        }
+    }
+    for (i, y) in ys.iter().enumerate() {
+        assert_eq!(*y, 1.0 + k as f32 * 0.5 * (i % 1024) as f32, "y[{i}]");
+    }
+    println!("ok: {k} launches");
+    Ok(())
+}

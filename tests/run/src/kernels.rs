@@ -1,0 +1,44 @@
+//! Kernels shared by the run tests.
+
+use offload::DeviceCopy;
+
+/// Scale and offset applied by `affine`.
+#[derive(Clone, Copy, DeviceCopy)]
+#[repr(C)]
+pub struct Affine {
+    pub scale: f32,
+    pub offset: f32,
+}
+
+/// `y = a * x + y`.
+#[offload::kernel]
+pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+/// `y = p.scale * y + p.offset`, the parameters read through a reference.
+#[offload::kernel]
+pub fn affine(p: &Affine, y: &mut [f32]) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] = p.scale * y[i] + p.offset;
+    }
+}
+
+/// `y[i] += 1`.
+#[offload::kernel]
+pub fn increment(y: &mut [u32]) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] += 1;
+    }
+}
+
+/// Takes scalars only: nothing to map.
+#[offload::kernel]
+pub fn scalars_only(a: f32, b: u64, c: i32) {
+    let _ = (a, b, c);
+}
