@@ -1,0 +1,179 @@
+//! Programs built through `cargo offload`: the examples and the run tests, with the runs their
+//! `//@ run:` lines ask for and the copies the runtime must report.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+
+use crate::config::Config;
+use crate::shell;
+use crate::tools::Tools;
+
+/// Packages whose programs the run suite runs.
+pub(crate) const RUN_SUITE: &[&str] = &["tests/run", "examples/saxpy", "examples/jacobi"];
+
+/// One `//@ run: ARGS => h2d=N d2h=M` line.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct RunSpec {
+    pub(crate) args: Vec<String>,
+    pub(crate) host_to_device: usize,
+    pub(crate) device_to_host: usize,
+}
+
+/// One binary of a package and its runs.
+pub(crate) struct Program {
+    pub(crate) source: PathBuf,
+    pub(crate) binary: PathBuf,
+    pub(crate) runs: Vec<RunSpec>,
+}
+
+/// The shared folder all programs build in, so common dependencies build once.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    root.join("target/programs")
+}
+
+/// Builds a package with `cargo offload build`.
+pub(crate) fn build(root: &Path, tools: &Tools, config: &Config, package: &Path) -> Result<()> {
+    shell::run(
+        &format!("cargo offload build of {}", package.display()),
+        Command::new(&tools.cargo_offload)
+            .arg("build")
+            .arg("--manifest-path")
+            .arg(package.join("Cargo.toml"))
+            .arg("--abi")
+            .arg(&config.runtime.abi)
+            .arg("--runtime-dir")
+            .arg(&config.runtime.dir)
+            .env("CARGO_TARGET_DIR", target_dir(root)),
+    )
+}
+
+/// The binaries of a package (`src/main.rs`, `src/bin/*.rs`) with their `//@ run:` lines.
+pub(crate) fn programs(root: &Path, package: &Path) -> Result<Vec<Program>> {
+    let name = package_name(package)?;
+    let out = target_dir(root).join("offload/host/x86_64-unknown-linux-gnu/release");
+    let mut sources: Vec<(PathBuf, String)> = Vec::new();
+    let main = package.join("src/main.rs");
+    if main.is_file() {
+        sources.push((main, name));
+    }
+    if let Ok(dir) = std::fs::read_dir(package.join("src/bin")) {
+        let mut bins: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "rs")).collect();
+        bins.sort();
+        for b in bins {
+            let stem = b.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            sources.push((b, stem));
+        }
+    }
+    sources
+        .into_iter()
+        .map(|(source, bin)| {
+            let text = std::fs::read_to_string(&source).with_context(|| format!("reading {}", source.display()))?;
+            let runs = parse_runs(&text).with_context(|| format!("in {}", source.display()))?;
+            Ok(Program { binary: out.join(bin), source, runs })
+        })
+        .collect()
+}
+
+fn package_name(package: &Path) -> Result<String> {
+    let manifest = std::fs::read_to_string(package.join("Cargo.toml"))?;
+    let value: toml::Value = toml::from_str(&manifest)?;
+    value
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow!("{} has no package name", package.display()))
+}
+
+pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
+    source
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("//@ run:"))
+        .map(|spec| {
+            let (args, expect) = spec.split_once("=>").ok_or_else(|| anyhow!("`//@ run:{spec}` lacks `=> h2d=N d2h=M`"))?;
+            let mut counts = [None, None];
+            for item in expect.split_whitespace() {
+                let (key, value) = item.split_once('=').ok_or_else(|| anyhow!("`{item}` is not key=value"))?;
+                let slot = match key {
+                    "h2d" => 0,
+                    "d2h" => 1,
+                    _ => bail!("unknown expectation `{key}` (h2d, d2h)"),
+                };
+                counts[slot] = Some(value.parse::<usize>().with_context(|| format!("`{item}`"))?);
+            }
+            let [Some(host_to_device), Some(device_to_host)] = counts else {
+                bail!("`//@ run:{spec}` needs both h2d= and d2h=");
+            };
+            Ok(RunSpec { args: args.split_whitespace().map(str::to_owned).collect(), host_to_device, device_to_host })
+        })
+        .collect()
+}
+
+/// The outcome of one run.
+pub(crate) struct RunResult {
+    pub(crate) ok: bool,
+    pub(crate) detail: String,
+    pub(crate) stdout: String,
+}
+
+/// Runs a program under `OMP_TARGET_OFFLOAD=MANDATORY` with every copy logged, and checks its
+/// exit status and the copies the runtime made.
+pub(crate) fn run_checked(program: &Program, run: &RunSpec) -> Result<RunResult> {
+    let out = shell::capture(
+        "a run test",
+        Command::new(&program.binary).args(&run.args).env("OMP_TARGET_OFFLOAD", "MANDATORY").env("LIBOMPTARGET_INFO", "32"),
+    )?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (h2d, d2h) = count_copies(&stderr);
+    let mut problems = Vec::new();
+    if !out.status.success() {
+        let tail: Vec<&str> = stderr.lines().filter(|l| !l.contains(" info: ")).collect();
+        problems.push(format!("exited with {}: {}", out.status, tail.join("\n")));
+    }
+    if (h2d, d2h) != (run.host_to_device, run.device_to_host) {
+        problems.push(format!(
+            "copies host->device {h2d}, device->host {d2h}; expected {} and {}",
+            run.host_to_device, run.device_to_host
+        ));
+    }
+    Ok(RunResult { ok: problems.is_empty(), detail: problems.join("; "), stdout })
+}
+
+/// Copies reported under `LIBOMPTARGET_INFO=32`: (host to device, device to host).
+pub(crate) fn count_copies(log: &str) -> (usize, usize) {
+    let count = |what: &str| log.lines().filter(|l| l.contains(what)).count();
+    (count("Copying data from host to device"), count("Copying data from device to host"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_lines_parse() {
+        let runs = parse_runs("//! doc\n//@ run: 64 48 10 => h2d=2 d2h=2\n//@ run: => h2d=0 d2h=0\nfn main() {}").unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0], RunSpec { args: vec!["64".into(), "48".into(), "10".into()], host_to_device: 2, device_to_host: 2 });
+        assert!(runs[1].args.is_empty());
+    }
+
+    #[test]
+    fn malformed_run_lines_are_errors() {
+        assert!(parse_runs("//@ run: 3").is_err());
+        assert!(parse_runs("//@ run: 3 => h2d=1").is_err());
+        assert!(parse_runs("//@ run: 3 => h2d=x d2h=1").is_err());
+        assert!(parse_runs("//@ run: 3 => h2d=1 d2h=1 bogus=2").is_err());
+    }
+
+    #[test]
+    fn copies_are_counted_by_direction() {
+        let log = "omptarget device 0 info: Copying data from host to device, HstPtr=0x1, Size=8\n\
+                   omptarget device 0 info: Copying data from host to device, HstPtr=0x2, Size=8\n\
+                   omptarget device 0 info: Copying data from device to host, TgtPtr=0x3, Size=8\n\
+                   something else\n";
+        assert_eq!(count_copies(log), (2, 1));
+    }
+}

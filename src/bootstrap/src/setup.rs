@@ -1,0 +1,100 @@
+//! `x.py setup`: what the build and the tests need, installed or named. Idempotent, and quiet
+//! when everything is there.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, Result, bail};
+
+use crate::config::Config;
+use crate::shell;
+
+/// Debian packages: the runtime, its headers and device bitcode, FileCheck.
+const PACKAGES: &[&str] = &["libomp5-19", "libomp-19-dev", "llvm-19-tools"];
+/// The PyPI package whose ptxas (CUDA 11.8) writes cubins libomptarget 19 loads.
+const PTXAS_WHEEL: &str = "nvidia-cuda-nvcc-cu11==11.8.89";
+
+pub(crate) fn setup(root: &Path, config: &Config) -> Result<()> {
+    install_packages()?;
+    check_toolchain()?;
+    ensure_ptxas(root, config)?;
+    let runtime = config.runtime.dir.join("libomptarget.so.19.1");
+    if !runtime.is_file() {
+        bail!("{} is missing after setup (set [runtime] dir in config.toml to the folder that holds it)", runtime.display());
+    }
+    Ok(())
+}
+
+fn install_packages() -> Result<()> {
+    let missing: Vec<&str> = PACKAGES.iter().copied().filter(|p| !package_installed(p)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let line = format!("apt-get install -y {}", missing.join(" "));
+    if !is_root() {
+        bail!("missing Debian packages {} (run as root: {line})", missing.join(", "));
+    }
+    eprintln!("x: installing {}", missing.join(" "));
+    shell::run("apt-get update", Command::new("apt-get").args(["update", "-qq"]))?;
+    shell::run(
+        &line,
+        Command::new("apt-get").args(["install", "-y", "-qq"]).args(&missing).env("DEBIAN_FRONTEND", "noninteractive"),
+    )
+}
+
+fn package_installed(name: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", name])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        .unwrap_or(false)
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
+}
+
+/// The lowering links against the libLLVM of the rustc that builds it; that library must be
+/// there (it is in every rustup toolchain).
+fn check_toolchain() -> Result<()> {
+    let out = shell::capture("rustc", Command::new("rustc").args(["--print", "sysroot"]))?;
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let lib = sysroot.join("lib");
+    let has_llvm = std::fs::read_dir(&lib)
+        .with_context(|| format!("reading {}", lib.display()))?
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().starts_with("libLLVM"));
+    if !has_llvm {
+        bail!("the toolchain at {} ships no libLLVM (use a rustup toolchain: rustup toolchain install nightly)", sysroot.display());
+    }
+    Ok(())
+}
+
+/// ptxas for the cubin: the configured one, or CUDA 11.8's from PyPI in the project's `.venv`.
+pub(crate) fn ensure_ptxas(root: &Path, config: &Config) -> Result<PathBuf> {
+    if let Some(p) = &config.nvptx.ptxas {
+        return Ok(p.clone());
+    }
+    if let Some(p) = find_venv_ptxas(root) {
+        return Ok(p);
+    }
+    let venv = root.join(".venv");
+    eprintln!("x: installing ptxas ({PTXAS_WHEEL}) into .venv");
+    if !venv.join("bin/python").exists() {
+        shell::run("python3 -m venv", Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    }
+    shell::run(
+        "pip install",
+        Command::new(venv.join("bin/python")).args(["-m", "pip", "install", "-q", "--disable-pip-version-check", PTXAS_WHEEL]),
+    )?;
+    find_venv_ptxas(root).context("ptxas not found in .venv after installing it")
+}
+
+/// `.venv/lib/python3.*/site-packages/nvidia/cuda_nvcc/bin/ptxas`
+pub(crate) fn find_venv_ptxas(root: &Path) -> Option<PathBuf> {
+    let lib = root.join(".venv/lib");
+    std::fs::read_dir(lib).ok()?.filter_map(|e| e.ok()).find_map(|e| {
+        let p = e.path().join("site-packages/nvidia/cuda_nvcc/bin/ptxas");
+        p.is_file().then_some(p)
+    })
+}

@@ -1,0 +1,25 @@
+//! `x.py build`: the project's tools.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::Result;
+
+use crate::shell;
+
+/// The tools every other command uses, built in the workspace's debug profile.
+pub(crate) struct Tools {
+    pub(crate) cargo_offload: PathBuf,
+    pub(crate) compiletest: PathBuf,
+}
+
+pub(crate) fn build(root: &Path) -> Result<Tools> {
+    shell::run(
+        "building the tools",
+        Command::new("cargo")
+            .current_dir(root)
+            .args(["build", "--quiet", "-p", "cargo-offload", "-p", "offload-ld", "-p", "offload_codegen", "-p", "offload-compiletest"]),
+    )?;
+    let bin = root.join("target/debug");
+    Ok(Tools { cargo_offload: bin.join("cargo-offload"), compiletest: bin.join("compiletest") })
+}
