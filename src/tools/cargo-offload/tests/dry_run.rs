@@ -1,0 +1,156 @@
+//! `cargo offload --dry-run`: the command lines each scenario runs, as snapshots.
+//!
+//! Each test makes a small package in a temporary folder, runs `cargo-offload ... --dry-run`
+//! and compares the printed plan, with machine paths replaced by `$PKG`, `$OFFLOAD`,
+//! `$OFFLOAD_LD` and the build stamp by `$STAMP`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const KERNELS: &str = "#[offload::kernel]\npub fn k(y: &mut [f32]) { let _ = y; }\n";
+
+/// The offload library of this repository.
+fn offload_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../library/offload").canonicalize().unwrap()
+}
+
+/// A package named `app` with the given extra manifest text and files.
+fn package(extra_manifest: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = format!(
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n{extra_manifest}\n\
+         [dependencies]\noffload = {{ path = {:?} }}\n\n[workspace]\n",
+        offload_dir().display().to_string()
+    );
+    std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+fn default_package() -> tempfile::TempDir {
+    package("", &[("src/main.rs", "mod kernels;\nfn main() {}\n"), ("src/kernels.rs", KERNELS)])
+}
+
+/// Runs cargo-offload in `pkg` and returns (success, normalised stdout, stderr).
+fn cargo_offload(pkg: &Path, args: &[&str]) -> (bool, String, String) {
+    let (subcommand, rest) = args.split_first().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
+        .arg(subcommand)
+        .arg("--manifest-path")
+        .arg(pkg.join("Cargo.toml"))
+        .args(rest)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env("OFFLOAD_LD", "/opt/offload-ld")
+        .env("CARGO", "cargo")
+        .output()
+        .unwrap();
+    let pkg_text = pkg.canonicalize().unwrap().display().to_string();
+    let stdout = String::from_utf8_lossy(&out.stdout)
+        .replace(&pkg_text, "$PKG")
+        .replace(&offload_dir().display().to_string(), "$OFFLOAD")
+        .replace("/opt/offload-ld", "$OFFLOAD_LD");
+    let stdout = stdout
+        .lines()
+        .map(|l| match l.find("offload_build=\"") {
+            Some(i) => format!("{}$STAMP{}", &l[..i + 15], &l[i + 31..]),
+            None => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    (out.status.success(), stdout, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+const IMAGE_LINE: &str = "CARGO_TARGET_DIR=$PKG/target/offload/device RUSTFLAGS='--cfg offload_device --check-cfg=cfg(offload_device)' \
+cargo build --release --target x86_64-unknown-linux-gnu --manifest-path $PKG/target/offload/images/app/x86_64/Cargo.toml --quiet";
+
+fn host_line(verb: &str, env: &str) -> String {
+    format!(
+        "CARGO_TARGET_DIR=$PKG/target/offload/host RUSTFLAGS='-Clinker-plugin-lto -Clinker=$OFFLOAD_LD -Clinker-flavor=gcc \
+--check-cfg=cfg(offload_device) --check-cfg=cfg(offload_build,values(any())) --cfg=offload_build=\"$STAMP\"' \
+OFFLOAD_LD_IMAGES=x86_64-unknown-linux-gnu=$PKG/target/offload/device/x86_64-unknown-linux-gnu/release/libapp_offload_image.so \
+{env} cargo {verb} --release --target x86_64-unknown-linux-gnu --manifest-path $PKG/Cargo.toml --quiet"
+    )
+}
+
+#[test]
+fn build_makes_the_host_image_then_links_the_program_through_offload_ld() {
+    let pkg = default_package();
+    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
+    assert!(ok, "{err}");
+    let expected = [IMAGE_LINE.to_owned(), host_line("build", "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib")];
+    assert_eq!(out, expected.join("\n"));
+}
+
+#[test]
+fn abi_and_runtime_dir_reach_the_link_stage() {
+    let pkg = default_package();
+    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run", "--abi", "current", "--runtime-dir", "/opt/llvm/lib"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().nth(1).unwrap(), host_line("build", "OFFLOAD_LD_ABI=current OFFLOAD_LD_RUNTIME_DIR=/opt/llvm/lib"));
+}
+
+#[test]
+fn save_temps_names_the_folder_for_the_lowered_ir() {
+    let pkg = default_package();
+    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run", "--save-temps"]);
+    assert!(ok, "{err}");
+    let env = "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_SAVE_TEMPS=$PKG/target/offload/temps/app";
+    assert_eq!(out.lines().nth(1).unwrap(), host_line("build", env));
+}
+
+#[test]
+fn run_builds_then_runs_the_binary_with_its_arguments() {
+    let pkg = default_package();
+    let (ok, out, err) = cargo_offload(pkg.path(), &["run", "--dry-run", "--", "64", "x y"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[2], "$PKG/target/offload/host/x86_64-unknown-linux-gnu/release/app 64 'x y'");
+}
+
+#[test]
+fn test_runs_cargo_test_through_the_same_link_stage() {
+    let pkg = default_package();
+    let (ok, out, err) = cargo_offload(pkg.path(), &["test", "--dry-run"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().nth(1).unwrap(), host_line("test", "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib"));
+}
+
+#[test]
+fn kernels_file_can_be_named_in_the_manifest_and_roots_the_image_crate() {
+    let pkg = package(
+        "\n[package.metadata.offload]\nkernels = \"src/gpu/k.rs\"\n",
+        &[("src/main.rs", "#[path = \"gpu/k.rs\"] mod kernels;\nfn main() {}\n"), ("src/gpu/k.rs", KERNELS)],
+    );
+    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().next().unwrap(), IMAGE_LINE);
+    let root = std::fs::read_to_string(pkg.path().join("target/offload/images/app/x86_64/lib.rs")).unwrap();
+    let kernels = pkg.path().canonicalize().unwrap().join("src/gpu/k.rs");
+    assert!(root.contains(&format!("#[path = {:?}]\nmod kernels;", kernels.display().to_string())), "{root}");
+}
+
+#[test]
+fn a_package_without_kernels_is_told_where_to_put_them() {
+    let pkg = package("", &[("src/main.rs", "fn main() {}\n")]);
+    let (ok, _, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
+    assert!(!ok);
+    assert!(err.starts_with("offload: error: no kernels file at "), "{err}");
+    assert!(err.contains("put the #[offload::kernel] functions in src/kernels.rs"), "{err}");
+}
+
+#[test]
+fn a_package_with_several_binaries_must_name_one_to_run() {
+    let pkg = package(
+        "",
+        &[("src/kernels.rs", KERNELS), ("src/bin/a.rs", "fn main() {}\n"), ("src/bin/b.rs", "fn main() {}\n")],
+    );
+    let (ok, _, err) = cargo_offload(pkg.path(), &["run", "--dry-run"]);
+    assert!(!ok);
+    assert!(err.contains("app has several binaries: pass --bin (one of a, b)"), "{err}");
+}
