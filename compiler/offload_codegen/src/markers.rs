@@ -104,7 +104,7 @@ fn read<'ctx>(inst: InstructionValue<'ctx>, function: FunctionValue<'ctx>, calle
             if kernel.is_empty() {
                 return Err(format!("`{callee}` names no kernel"));
             }
-            if args.len() < 3 || (args.len() - 3) % 3 != 0 {
+            if args.len() < 3 || !(args.len() - 3).is_multiple_of(3) {
                 return Err(format!(
                     "`{callee}` takes (device, grid, block) and then (kind, value, size) triples, found {} operands",
                     args.len()

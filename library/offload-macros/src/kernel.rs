@@ -170,7 +170,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
         if let Shape::Slice { .. } = param.shape {
             push_slot(
                 quote!(#p::arg_kind::LITERAL),
-                quote!(::core::ptr::without_provenance(::offload::KernelArg::<#shape>::len(&#arg))),
+                quote!(::core::ptr::without_provenance(::offload::KernelArg::<#shape>::elements(&#arg))),
                 quote!(8),
             );
         }

@@ -37,7 +37,7 @@ pub unsafe trait KernelArg<P> {
     /// Bytes the address slot maps (the scalar's size for a value).
     fn size(&self) -> i64;
     /// Elements, for slice parameters (the second slot).
-    fn len(&self) -> usize;
+    fn elements(&self) -> usize;
 }
 
 /// `size_of_val` as the runtime's `i64`.
@@ -75,7 +75,7 @@ macro_rules! impl_kernel_arg {
                 bytes::<T>($data)
             }
             #[inline(always)]
-            fn len(&self) -> usize {
+            fn elements(&self) -> usize {
                 let $s = self;
                 Elements::elements($data)
             }
@@ -116,7 +116,7 @@ unsafe impl<T: DeviceCopy + Copy> KernelArg<param::Val<T>> for T {
         size_of::<u64>() as i64
     }
     #[inline(always)]
-    fn len(&self) -> usize {
+    fn elements(&self) -> usize {
         1
     }
 }
