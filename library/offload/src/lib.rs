@@ -1,6 +1,6 @@
 //! Explicit data transfers for Rust GPU offload: the stand-in for `core::offload`.
 //!
-//! ```ignore
+//! ```text
 //! use offload::{preload, preload_mut};
 //!
 //! #[offload::kernel]

@@ -1,0 +1,125 @@
+//! A launch with plain arguments: `&[f32]` and `&mut [f32]` are mapped around this one launch,
+//! split as upstream does into `begin_mapper(.begin) -> __tgt_target_kernel(.kernel) ->
+//! end_mapper(.end)`, all over the same argument arrays. Slots: the hidden geometry, `a`, `x`
+//! and its length, `y` and its length.
+//!
+//! - `&mut [f32]`: begin TO (1), kernel TARGET_PARAM (32), end FROM (2);
+//! - `&[f32]`: begin TO (1), kernel TARGET_PARAM (32), end 0;
+//! - scalars and lengths: LITERAL|IMPLICIT (768) around, LITERAL|IMPLICIT|TARGET_PARAM (800) in the
+//!   kernel; their value is the base pointer and their `ArgPtrs` slot is null.
+//!
+//! The kernel arguments are `__tgt_kernel_arguments` version 3, launched on `.saxpy.region_id`.
+//@ compile-flags: -Copt-level=3
+
+#![crate_type = "lib"]
+
+use core::hint::black_box;
+
+// CHECK: %struct.__tgt_kernel_arguments = type { i32, i32, ptr, ptr, ptr, ptr, ptr, ptr, i64, i64, [3 x i32], [3 x i32], i32 }
+
+// CHECK: @.offload_maptypes.saxpy.kernel = private unnamed_addr constant [6 x i64] [i64 800, i64 800, i64 32, i64 800, i64 32, i64 800]
+// CHECK: @.offload_maptypes.saxpy.begin = private unnamed_addr constant [6 x i64] [i64 768, i64 768, i64 1, i64 768, i64 1, i64 768]
+// CHECK: @.offload_maptypes.saxpy.end = private unnamed_addr constant [6 x i64] [i64 768, i64 768, i64 0, i64 768, i64 2, i64 768]
+// CHECK: @.saxpy.region_id = internal constant i8 0
+
+#[offload::kernel]
+pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+// CHECK-LABEL: define void @launch_plain(ptr
+// CHECK-NEXT: start:
+// CHECK-NEXT: [[KARGS:%kernel_args[0-9]*]] = alloca %struct.__tgt_kernel_arguments, align 8
+// CHECK-NEXT: [[SIZES:%\.offload_sizes[0-9]*]] = alloca [6 x i64], align 8
+// CHECK-NEXT: [[PTRS:%\.offload_ptrs[0-9]*]] = alloca [6 x ptr], align 8
+// CHECK-NEXT: [[BASE:%\.offload_baseptrs[0-9]*]] = alloca [6 x ptr], align 8
+
+// The geometry the library checked, and the slots' values.
+// CHECK: [[GEOMETRY:%[^ ]+]] = call noundef ptr @{{.*}}geometry_slot(i32 noundef [[GRID:%[^,]+]], i32 noundef [[BLOCK:%[^)]+]])
+// CHECK-NEXT: [[X_BYTES:%[0-9]+]] = shl nuw nsw i64 %xs.1, 2
+// CHECK-NEXT: [[X_LEN:%[^ ]+]] = inttoptr i64 %xs.1 to ptr
+// CHECK-NEXT: [[Y_BYTES:%[0-9]+]] = shl nuw nsw i64 %ys.1, 2
+// CHECK-NEXT: [[Y_LEN:%[^ ]+]] = inttoptr i64 %ys.1 to ptr
+
+// 1. the argument arrays
+// CHECK: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 0
+// CHECK-NEXT: store ptr [[GEOMETRY]], ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 0
+// CHECK-NEXT: store ptr null, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x i64], ptr [[SIZES]], i32 0, i32 0
+// CHECK-NEXT: store i64 8, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 1
+// CHECK-NEXT: store ptr inttoptr (i64 1073741824 to ptr), ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 1
+// CHECK-NEXT: store ptr null, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x i64], ptr [[SIZES]], i32 0, i32 1
+// CHECK-NEXT: store i64 8, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 2
+// CHECK-NEXT: store ptr %xs.0, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 2
+// CHECK-NEXT: store ptr %xs.0, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x i64], ptr [[SIZES]], i32 0, i32 2
+// CHECK-NEXT: store i64 [[X_BYTES]], ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 3
+// CHECK-NEXT: store ptr [[X_LEN]], ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 3
+// CHECK-NEXT: store ptr null, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x i64], ptr [[SIZES]], i32 0, i32 3
+// CHECK-NEXT: store i64 8, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 4
+// CHECK-NEXT: store ptr %ys.0, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 4
+// CHECK-NEXT: store ptr %ys.0, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x i64], ptr [[SIZES]], i32 0, i32 4
+// CHECK-NEXT: store i64 [[Y_BYTES]], ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 5
+// CHECK-NEXT: store ptr [[Y_LEN]], ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 5
+// CHECK-NEXT: store ptr null, ptr [[SLOT]], align 8
+// CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x i64], ptr [[SIZES]], i32 0, i32 5
+// CHECK-NEXT: store i64 8, ptr [[SLOT]], align 8
+// 2. copy-in
+// CHECK-NEXT: call void @__tgt_target_data_begin_mapper(ptr @.offload.loc, i64 -1, i32 6, ptr [[BASE]], ptr [[PTRS]], ptr [[SIZES]], ptr @.offload_maptypes.saxpy.begin, ptr null, ptr null)
+// 3. the kernel arguments and the launch
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 0
+// CHECK-NEXT: store i32 3, ptr [[FIELD]], align 4
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 1
+// CHECK-NEXT: store i32 6, ptr [[FIELD]], align 4
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 2
+// CHECK-NEXT: store ptr [[BASE]], ptr [[FIELD]], align 8
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 3
+// CHECK-NEXT: store ptr [[PTRS]], ptr [[FIELD]], align 8
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 4
+// CHECK-NEXT: store ptr [[SIZES]], ptr [[FIELD]], align 8
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 5
+// CHECK-NEXT: store ptr @.offload_maptypes.saxpy.kernel, ptr [[FIELD]], align 8
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 6
+// CHECK-NEXT: store ptr null, ptr [[FIELD]], align 8
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 7
+// CHECK-NEXT: store ptr null, ptr [[FIELD]], align 8
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 8
+// CHECK-NEXT: store i64 0, ptr [[FIELD]], align 8
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 9
+// CHECK-NEXT: store i64 0, ptr [[FIELD]], align 8
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 12
+// CHECK-NEXT: store i32 0, ptr [[FIELD]], align 4
+// CHECK-NEXT: [[TEAMS:%[0-9]+]] = insertvalue [3 x i32] [i32 1, i32 1, i32 1], i32 [[GRID]], 0
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 10
+// CHECK-NEXT: store [3 x i32] [[TEAMS]], ptr [[FIELD]], align 4
+// CHECK-NEXT: [[THREADS:%[0-9]+]] = insertvalue [3 x i32] [i32 1, i32 1, i32 1], i32 [[BLOCK]], 0
+// CHECK-NEXT: [[FIELD:%[0-9]+]] = getelementptr inbounds nuw %struct.__tgt_kernel_arguments, ptr [[KARGS]], i32 0, i32 11
+// CHECK-NEXT: store [3 x i32] [[THREADS]], ptr [[FIELD]], align 4
+// CHECK-NEXT: [[RC:%[0-9]+]] = call i32 @__tgt_target_kernel(ptr @.offload.loc, i64 -1, i32 [[GRID]], i32 [[BLOCK]], ptr @.saxpy.region_id, ptr [[KARGS]])
+// 4. copy-out, then the library reads the status
+// CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 6, ptr [[BASE]], ptr [[PTRS]], ptr [[SIZES]], ptr @.offload_maptypes.saxpy.end, ptr null, ptr null)
+// CHECK-NEXT: call void @{{.*}}6launch6status({{.*}}, i32 noundef [[RC]])
+#[unsafe(no_mangle)]
+pub fn launch_plain(xs: &[f32], ys: &mut [f32]) {
+    let _ = black_box(offload::launch!(saxpy, 4096, 256, (2.0f32, xs, ys)));
+}
+
+// CHECK-NOT: __rust_offload_
+// CHECK: declare i32 @__tgt_target_kernel(ptr, i64, i32, i32, ptr, ptr)
