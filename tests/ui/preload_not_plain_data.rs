@@ -13,11 +13,9 @@ fn main() {
     let names = vec![String::from("x"); 4];
     let _n = preload(&names);
     //~^ ERROR `Vec<String>` cannot be copied bitwise to an offload device
-    //~| ERROR `Vec<String>` cannot be copied bitwise to an offload device
 
     let data = [1.0f32; 4];
     let scaled = Scaled { factor: 2.0, data: &data };
     let _s = preload(&scaled);
     //~^ ERROR `Scaled<'_>` cannot be copied bitwise to an offload device
-    //~| ERROR `Scaled<'_>` cannot be copied bitwise to an offload device
 }

@@ -90,7 +90,10 @@ pub fn lower<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, config: &Config) ->
     if !errors.is_empty() {
         bail!("offload lowering failed:\n  {}", errors.join("\n  "));
     }
-    lowering.register(config.abi, &config.images)?;
+    // Nothing to register without kernels or images (a module that only maps data).
+    if !lowering.kernels.is_empty() || !config.images.is_empty() {
+        lowering.register(config.abi, &config.images)?;
+    }
     report.kernels = lowering.kernels.iter().map(|(k, _)| k.clone()).collect();
     remove_marker_declarations(module);
     if let Err(e) = module.verify() {

@@ -70,12 +70,14 @@ pub(crate) fn collect<'ctx>(module: &Module<'ctx>) -> Result<Vec<Marker<'ctx>>, 
     if errors.is_empty() { Ok(found) } else { Err(errors) }
 }
 
+/// The name of the function a `call` or `invoke` calls directly (its last operand).
 fn callee_name(inst: InstructionValue<'_>) -> Option<String> {
     if !matches!(inst.get_opcode(), InstructionOpcode::Call | InstructionOpcode::Invoke) {
         return None;
     }
-    let call = CallSiteValue::try_from(inst).ok()?;
-    Some(call.get_called_fn_value()?.get_name().to_str().ok()?.to_owned())
+    let callee = inst.get_operand(inst.get_num_operands().checked_sub(1)?)?.value()?;
+    let BasicValueEnum::PointerValue(ptr) = callee else { return None };
+    Some(ptr.get_name().to_str().ok()?.to_owned())
 }
 
 fn read<'ctx>(inst: InstructionValue<'ctx>, function: FunctionValue<'ctx>, callee: &str) -> Result<Marker<'ctx>, String> {

@@ -169,3 +169,25 @@ fn a_module_without_markers_is_left_alone() {
     .expect("nothing to lower");
     assert_eq!(report, Report::default());
 }
+
+#[test]
+fn invoked_marker_is_refused() {
+    let message = error(
+        r#"
+        declare void @__rust_offload_preload(i64, ptr, i64, i64)
+        declare i32 @__gxx_personality_v0(...)
+
+        define void @preload_invoked(ptr %p) personality ptr @__gxx_personality_v0 {
+        entry:
+          invoke void @__rust_offload_preload(i64 -1, ptr %p, i64 16, i64 0)
+            to label %ok unwind label %cleanup
+        ok:
+          ret void
+        cleanup:
+          %lp = landingpad { ptr, i32 } cleanup
+          resume { ptr, i32 } %lp
+        }
+        "#,
+    );
+    assert_contains(&message, "`__rust_offload_preload` in `preload_invoked` is not a plain call");
+}

@@ -1,7 +1,8 @@
 //! `#[derive(DeviceCopy)]`: plain data with a layout the device shares.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Error, Result};
 
 pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
@@ -18,6 +19,27 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
     }
     let name = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    if input.generics.params.is_empty() {
+        // Each field checked on its own, so an error points at the field that is not plain
+        // data instead of at the derive.
+        let checks = data.fields.iter().map(|f| {
+            let ty = &f.ty;
+            quote_spanned!(ty.span()=> __offload_assert_device_copy::<#ty>();)
+        });
+        let copy_check = quote_spanned!(name.span()=> __offload_assert_copy::<#name>(););
+        return Ok(quote! {
+            const _: () = {
+                fn __offload_assert_device_copy<T: ?::core::marker::Sized + ::offload::DeviceCopy>() {}
+                fn __offload_assert_copy<T: ::core::marker::Copy>() {}
+                fn __offload_check() {
+                    #(#checks)*
+                    #copy_check
+                }
+            };
+            unsafe impl ::offload::DeviceCopy for #name {}
+        });
+    }
+    // A generic struct is plain data exactly when its fields are, for the parameters given.
     let mut predicates = where_clause.map(|w| w.predicates.iter().cloned().collect()).unwrap_or_else(Vec::new);
     for field in &data.fields {
         let ty = &field.ty;

@@ -194,7 +194,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
             pub fn __offload_launch<#(#generics),*>(
                 grid: impl ::core::convert::Into<::offload::Dim>,
                 block: impl ::core::convert::Into<::offload::Dim>,
-                (#(#arg_names,)*): (#(#tys,)*),
+                #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> {
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 // SAFETY: every borrow passed lives until the call returns, and the kinds

@@ -63,6 +63,6 @@ pub use preload::{Preload, PreloadMut, preload, preload_mut, try_preload, try_pr
 #[macro_export]
 macro_rules! launch {
     ($($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch($grid, $block, ($($arg,)*))
+        $($kernel)::+::__offload_launch($grid, $block, $($arg),*)
     };
 }

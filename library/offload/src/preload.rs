@@ -14,7 +14,7 @@ const DEFAULT_DEVICE: i64 = -1;
 /// it: the two copies cannot drift apart. Dropping it releases the device copy without copying
 /// anything back.
 #[must_use = "dropping a Preload releases the device copy at once"]
-pub struct Preload<'a, T: ?Sized + DeviceCopy> {
+pub struct Preload<'a, T: ?Sized> {
     data: &'a T,
 }
 
@@ -24,7 +24,7 @@ pub struct Preload<'a, T: ?Sized + DeviceCopy> {
 /// since the device holds the current value. Dropping it copies the device data back into the
 /// source (the "return mapper") and releases the device copy.
 #[must_use = "dropping a PreloadMut copies the data back and releases the device copy at once"]
-pub struct PreloadMut<'a, T: ?Sized + DeviceCopy> {
+pub struct PreloadMut<'a, T: ?Sized> {
     data: *mut T,
     _borrow: PhantomData<&'a mut T>,
 }
@@ -80,7 +80,7 @@ fn unmap(ptr: *const u8, bytes: usize, kind: i64) {
     }
 }
 
-impl<T: ?Sized + DeviceCopy> Preload<'_, T> {
+impl<T: ?Sized> Preload<'_, T> {
     /// The host data this copy was made from.
     pub fn host(&self) -> &T {
         self.data
@@ -96,7 +96,7 @@ impl<T: ?Sized + DeviceCopy> Preload<'_, T> {
     }
 }
 
-impl<T: ?Sized + DeviceCopy> PreloadMut<'_, T> {
+impl<T: ?Sized> PreloadMut<'_, T> {
     pub(crate) fn as_ptr(&self) -> *const u8 {
         self.data as *const u8
     }
@@ -117,13 +117,13 @@ impl<T: ?Sized + DeviceCopy> PreloadMut<'_, T> {
     }
 }
 
-impl<T: ?Sized + DeviceCopy> Drop for Preload<'_, T> {
+impl<T: ?Sized> Drop for Preload<'_, T> {
     fn drop(&mut self) {
         unmap(self.as_ptr(), self.size_in_bytes(), preload_kind::READ);
     }
 }
 
-impl<T: ?Sized + DeviceCopy> Drop for PreloadMut<'_, T> {
+impl<T: ?Sized> Drop for PreloadMut<'_, T> {
     fn drop(&mut self) {
         unmap(self.as_ptr(), self.size_in_bytes(), preload_kind::READ_WRITE);
     }
@@ -131,5 +131,5 @@ impl<T: ?Sized + DeviceCopy> Drop for PreloadMut<'_, T> {
 
 // SAFETY: the guards only hold the borrow; the device data is reached through the runtime,
 // which is thread safe.
-unsafe impl<T: ?Sized + DeviceCopy + Sync> Send for PreloadMut<'_, T> {}
-unsafe impl<T: ?Sized + DeviceCopy + Sync> Sync for PreloadMut<'_, T> {}
+unsafe impl<T: ?Sized + Send> Send for PreloadMut<'_, T> {}
+unsafe impl<T: ?Sized + Sync> Sync for PreloadMut<'_, T> {}
