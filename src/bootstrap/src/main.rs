@@ -1,5 +1,6 @@
 //! The build entry behind `x.py`: `setup | build | test [SUITE...] | run EXAMPLE [ARGS...]`.
 
+mod bundle;
 mod config;
 mod programs;
 mod setup;
@@ -13,12 +14,18 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context as _, Result, bail};
 
 use crate::config::Config;
+use crate::programs::Flavor;
 
 const USAGE: &str = "usage: ./x.py <command>
-  setup                 install what the build needs (Debian packages as root, ptxas into .venv)
-  build                 build the tools (cargo-offload, offload-ld, offload-lower, compiletest)
-  test [SUITE...]       run test suites: unit, codegen, ui, run (default: all of them)
-  run EXAMPLE [ARGS...] build an example of examples/ through the offload pipeline and run it";
+  setup, build          install what the build needs (Debian packages as root, ptxas into
+                        .venv) and build the tools (cargo-offload, offload-ld, offload-lower,
+                        compiletest)
+  test [SUITE...]       run test suites: unit, codegen, ui, run (default: all of them), or gpu
+                        (the run suite on an NVIDIA GPU, NVIDIA image only; on a machine without
+                        cargo it runs the programs built here before)
+  run EXAMPLE [ARGS...] build an example of examples/ through the offload pipeline and run it
+  bundle                build/gpu-bundle: the programs, the runtime's .debs and a script, for a
+                        GPU machine without Rust (./run-on-gpu.sh test gpu there)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -39,15 +46,15 @@ fn run(args: &[String]) -> Result<()> {
         return Ok(());
     };
     match command.as_str() {
-        "setup" => setup::setup(&root, &config),
-        "build" => {
-            setup::setup(&root, &config)?;
-            tools::build(&root).map(drop)
-        }
+        "setup" | "build" => prepare(&root, &config).map(drop),
+        "test" if !tools::have_cargo() => test::test_prebuilt(&root, rest),
         "test" => {
-            setup::setup(&root, &config)?;
-            let tools = tools::build(&root)?;
+            let tools = prepare(&root, &config)?;
             test::test(&root, &config, &tools, rest)
+        }
+        "bundle" => {
+            let tools = prepare(&root, &config)?;
+            bundle::bundle(&root, &config, &tools)
         }
         "run" => {
             let Some((example, example_args)) = rest.split_first() else {
@@ -57,10 +64,12 @@ fn run(args: &[String]) -> Result<()> {
             if !dir.join("Cargo.toml").is_file() {
                 bail!("no example `{example}` in examples/ (try saxpy or jacobi)");
             }
-            setup::setup(&root, &config)?;
-            let tools = tools::build(&root)?;
-            programs::build(&root, &tools, &config, &dir)?;
-            let bin = programs::target_dir(&root).join("offload/host/x86_64-unknown-linux-gnu/release").join(example);
+            // A machine without cargo runs the program built before (a GPU machine).
+            if tools::have_cargo() {
+                let tools = prepare(&root, &config)?;
+                programs::build(&root, &tools, &config, &dir, Flavor::Portable)?;
+            }
+            let bin = Flavor::Portable.bin_dir(&root).join(example);
             let status = Command::new(&bin).args(example_args).status().with_context(|| format!("running {}", bin.display()))?;
             if !status.success() {
                 bail!("{example} failed ({status})");
@@ -73,6 +82,14 @@ fn run(args: &[String]) -> Result<()> {
         }
         other => bail!("unknown command `{other}`\n{USAGE}"),
     }
+}
+
+/// Everything the other commands need: packages, the tools, ptxas.
+fn prepare(root: &std::path::Path, config: &Config) -> Result<tools::Tools> {
+    setup::setup(config)?;
+    let tools = tools::build(root)?;
+    setup::setup_ptxas(root, config, &tools)?;
+    Ok(tools)
 }
 
 /// The repository root: x.py sets the working folder to it.

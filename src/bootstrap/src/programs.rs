@@ -28,31 +28,58 @@ pub(crate) struct Program {
     pub(crate) runs: Vec<RunSpec>,
 }
 
-/// The shared folder all programs build in, so common dependencies build once.
-pub(crate) fn target_dir(root: &Path) -> PathBuf {
-    root.join("target/programs")
+/// Which images the programs embed, and so where they can run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// The host-offload image and, where ptxas is installed, the NVIDIA one: runs anywhere, on
+    /// the GPU where there is one.
+    Portable,
+    /// The NVIDIA image alone: runs on a GPU or fails, so a pass proves the GPU ran it.
+    GpuOnly,
+}
+
+impl Flavor {
+    fn devices(self) -> &'static str {
+        match self {
+            Flavor::Portable => "auto",
+            Flavor::GpuOnly => "cuda",
+        }
+    }
+
+    /// The folder the programs of this flavor build in, shared so dependencies build once.
+    pub(crate) fn target_dir(self, root: &Path) -> PathBuf {
+        root.join(match self {
+            Flavor::Portable => "target/programs",
+            Flavor::GpuOnly => "target/programs-gpu",
+        })
+    }
+
+    /// Where the binaries land.
+    pub(crate) fn bin_dir(self, root: &Path) -> PathBuf {
+        self.target_dir(root).join("offload/host/x86_64-unknown-linux-gnu/release")
+    }
 }
 
 /// Builds a package with `cargo offload build`.
-pub(crate) fn build(root: &Path, tools: &Tools, config: &Config, package: &Path) -> Result<()> {
-    shell::run(
-        &format!("cargo offload build of {}", package.display()),
-        Command::new(&tools.cargo_offload)
-            .arg("build")
-            .arg("--manifest-path")
-            .arg(package.join("Cargo.toml"))
-            .arg("--abi")
-            .arg(&config.runtime.abi)
-            .arg("--runtime-dir")
-            .arg(&config.runtime.dir)
-            .env("CARGO_TARGET_DIR", target_dir(root)),
-    )
+pub(crate) fn build(root: &Path, tools: &Tools, config: &Config, package: &Path, flavor: Flavor) -> Result<()> {
+    let mut cmd = Command::new(&tools.cargo_offload);
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(package.join("Cargo.toml"))
+        .args(["--devices", flavor.devices(), "--abi", &config.runtime.abi, "--target-cpu", &config.nvptx.target_cpu])
+        .arg("--runtime-dir")
+        .arg(&config.runtime.dir)
+        .env("CARGO_TARGET_DIR", flavor.target_dir(root));
+    if let Some(ptxas) = &config.nvptx.ptxas {
+        cmd.arg("--ptxas").arg(ptxas);
+    }
+    shell::run(&format!("cargo offload build of {}", package.display()), &mut cmd)
 }
 
 /// The binaries of a package (`src/main.rs`, `src/bin/*.rs`) with their `//@ run:` lines.
-pub(crate) fn programs(root: &Path, package: &Path) -> Result<Vec<Program>> {
+pub(crate) fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Vec<Program>> {
     let name = package_name(package)?;
-    let out = target_dir(root).join("offload/host/x86_64-unknown-linux-gnu/release");
+    let out = flavor.bin_dir(root);
     let mut sources: Vec<(PathBuf, String)> = Vec::new();
     let main = package.join("src/main.rs");
     if main.is_file() {

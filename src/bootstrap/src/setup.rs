@@ -8,16 +8,15 @@ use anyhow::{Context as _, Result, bail};
 
 use crate::config::Config;
 use crate::shell;
+use crate::tools::Tools;
 
 /// Debian packages: the runtime, its headers and device bitcode, FileCheck.
 const PACKAGES: &[&str] = &["libomp5-19", "libomp-19-dev", "llvm-19-tools"];
-/// The PyPI package whose ptxas (CUDA 11.8) writes cubins libomptarget 19 loads.
-const PTXAS_WHEEL: &str = "nvidia-cuda-nvcc-cu11==11.8.89";
 
-pub(crate) fn setup(root: &Path, config: &Config) -> Result<()> {
+/// The Debian packages and the toolchain check (ptxas comes later, from a built tool).
+pub(crate) fn setup(config: &Config) -> Result<()> {
     install_packages()?;
     check_toolchain()?;
-    ensure_ptxas(root, config)?;
     let runtime = config.runtime.dir.join("libomptarget.so.19.1");
     if !runtime.is_file() {
         bail!("{} is missing after setup (set [runtime] dir in config.toml to the folder that holds it)", runtime.display());
@@ -70,31 +69,11 @@ fn check_toolchain() -> Result<()> {
     Ok(())
 }
 
-/// ptxas for the cubin: the configured one, or CUDA 11.8's from PyPI in the project's `.venv`.
-pub(crate) fn ensure_ptxas(root: &Path, config: &Config) -> Result<PathBuf> {
-    if let Some(p) = &config.nvptx.ptxas {
-        return Ok(p.clone());
+/// CUDA 11.8's ptxas for the NVIDIA image, installed into `.venv` by `cargo offload setup`
+/// (unless config.toml names one).
+pub(crate) fn setup_ptxas(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
+    if config.nvptx.ptxas.is_some() {
+        return Ok(());
     }
-    if let Some(p) = find_venv_ptxas(root) {
-        return Ok(p);
-    }
-    let venv = root.join(".venv");
-    eprintln!("x: installing ptxas ({PTXAS_WHEEL}) into .venv");
-    if !venv.join("bin/python").exists() {
-        shell::run("python3 -m venv", Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    }
-    shell::run(
-        "pip install",
-        Command::new(venv.join("bin/python")).args(["-m", "pip", "install", "-q", "--disable-pip-version-check", PTXAS_WHEEL]),
-    )?;
-    find_venv_ptxas(root).context("ptxas not found in .venv after installing it")
-}
-
-/// `.venv/lib/python3.*/site-packages/nvidia/cuda_nvcc/bin/ptxas`
-pub(crate) fn find_venv_ptxas(root: &Path) -> Option<PathBuf> {
-    let lib = root.join(".venv/lib");
-    std::fs::read_dir(lib).ok()?.filter_map(|e| e.ok()).find_map(|e| {
-        let p = e.path().join("site-packages/nvidia/cuda_nvcc/bin/ptxas");
-        p.is_file().then_some(p)
-    })
+    shell::run("cargo offload setup", Command::new(&tools.cargo_offload).arg("setup").arg("--root").arg(root))
 }

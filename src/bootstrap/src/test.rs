@@ -11,7 +11,7 @@ use std::process::Command;
 use anyhow::{Result, bail};
 
 use crate::config::Config;
-use crate::programs::{self, RUN_SUITE};
+use crate::programs::{self, Flavor, RUN_SUITE};
 use crate::shell;
 use crate::tools::Tools;
 
@@ -30,7 +30,8 @@ pub(crate) fn test(root: &Path, config: &Config, tools: &Tools, requested: &[Str
             "unit" => unit(root),
             "codegen" => compiletest(root, tools, "tests/codegen", "codegen"),
             "ui" => compiletest(root, tools, "tests/ui", "ui"),
-            "run" => run_suite(root, config, tools),
+            "run" => run_suite(root, config, tools, Flavor::Portable).and_then(|()| check_nvptx_image(root)),
+            "gpu" => gpu_suite(root, Some((config, tools))),
             _ => unreachable!("suite names are checked"),
         };
         match result {
@@ -52,8 +53,8 @@ pub(crate) fn test(root: &Path, config: &Config, tools: &Tools, requested: &[Str
 fn suite_name(arg: &str) -> Result<String> {
     let name = arg.trim_end_matches('/').rsplit('/').next().unwrap_or(arg);
     match name {
-        "unit" | "codegen" | "ui" | "run" => Ok(name.to_owned()),
-        _ => bail!("no test suite `{arg}` (suites: unit, codegen, ui, run)"),
+        "unit" | "codegen" | "ui" | "run" | "gpu" => Ok(name.to_owned()),
+        _ => bail!("no test suite `{arg}` (suites: unit, codegen, ui, run, gpu)"),
     }
 }
 
@@ -65,13 +66,49 @@ fn compiletest(root: &Path, tools: &Tools, dir: &str, mode: &str) -> Result<()> 
     shell::run(&format!("{dir} ({mode})"), Command::new(&tools.compiletest).current_dir(root).arg(dir).args(["--mode", mode]))
 }
 
+/// On a machine without cargo: the gpu suite over the programs built before.
+pub(crate) fn test_prebuilt(root: &Path, requested: &[String]) -> Result<()> {
+    if requested.iter().map(|s| suite_name(s)).collect::<Result<Vec<_>>>()? != ["gpu"] {
+        bail!("without cargo only `./x.py test gpu` runs (over programs built elsewhere by ./x.py test gpu)");
+    }
+    gpu_suite(root, None)?;
+    println!("suites: 1 passed, 0 failed");
+    Ok(())
+}
+
+/// The run suite on an NVIDIA GPU, with programs that embed the NVIDIA image alone: under
+/// `OMP_TARGET_OFFLOAD=MANDATORY` they run on the GPU or fail. Each program checks its results
+/// against the same computation on the CPU; the copies must match the host-offload runs'.
+/// `build` is `None` on a machine without cargo, which runs what was built before.
+fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>) -> Result<()> {
+    if let Some((config, tools)) = build {
+        for package in RUN_SUITE {
+            programs::build(root, tools, config, &root.join(package), Flavor::GpuOnly)?;
+        }
+    }
+    let gpu = shell::capture("nvidia-smi", Command::new("nvidia-smi").arg("-L")).ok().filter(|o| o.status.success());
+    let Some(gpu) = gpu else {
+        bail!(
+            "no NVIDIA GPU here (nvidia-smi -L fails): the programs are built in {}; run ./x.py test gpu on a GPU machine with that folder and target/debug/bootstrap",
+            Flavor::GpuOnly.bin_dir(root).display()
+        );
+    };
+    eprintln!("x: {}", String::from_utf8_lossy(&gpu.stdout).trim());
+    run_programs(root, Flavor::GpuOnly)
+}
+
 /// Builds every run-suite package, then runs each program as its `//@ run:` lines say.
-fn run_suite(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
+fn run_suite(root: &Path, config: &Config, tools: &Tools, flavor: Flavor) -> Result<()> {
+    for package in RUN_SUITE {
+        programs::build(root, tools, config, &root.join(package), flavor)?;
+    }
+    run_programs(root, flavor)
+}
+
+fn run_programs(root: &Path, flavor: Flavor) -> Result<()> {
     let (mut passed, mut failed) = (0usize, 0usize);
     for package in RUN_SUITE {
-        let dir = root.join(package);
-        programs::build(root, tools, config, &dir)?;
-        for program in programs::programs(root, &dir)? {
+        for program in programs::programs(root, &root.join(package), flavor)? {
             if program.runs.is_empty() {
                 bail!("{} has no //@ run: line", program.source.display());
             }
@@ -79,7 +116,7 @@ fn run_suite(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
                 let name = format!("{} {}", program.source.strip_prefix(root).unwrap_or(&program.source).display(), run.args.join(" "));
                 let result = programs::run_checked(&program, run)?;
                 if result.ok {
-                    println!("run {name} ... ok");
+                    println!("run {name} ... ok {}", result.stdout.lines().next().unwrap_or_default());
                     passed += 1;
                 } else {
                     println!("run {name} ... FAILED: {}\n{}", result.detail, result.stdout);
@@ -92,5 +129,28 @@ fn run_suite(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
     if failed > 0 {
         bail!("{failed} run test(s) failed");
     }
+    Ok(())
+}
+
+/// The NVIDIA image of tests/run, built beside the host-offload one: its PTX FileChecked
+/// against tests/ptx/run_kernels.check, its cubin in the format libomptarget 19 loads.
+fn check_nvptx_image(root: &Path) -> Result<()> {
+    let dir = Flavor::Portable.target_dir(root).join("offload/images/offload-run-tests/nvptx64");
+    let ptx = dir.join("offload_run_tests_offload_image.ptx");
+    if !ptx.is_file() {
+        bail!("the NVIDIA image of tests/run was not built (no {}: is ptxas installed? ./x.py setup installs it)", ptx.display());
+    }
+    let filecheck = std::env::var("OFFLOAD_FILECHECK").unwrap_or_else(|_| "/usr/lib/llvm-19/bin/FileCheck".into());
+    shell::run(
+        "FileCheck of the PTX",
+        Command::new(filecheck).arg("--input-file").arg(&ptx).arg(root.join("tests/ptx/run_kernels.check")),
+    )?;
+    let cubin = std::fs::read(dir.join("offload_run_tests_offload_image.cubin"))?;
+    // ELF64, EI_ABIVERSION 7 (CUDA 11.8's format), e_machine EM_CUDA.
+    let (class, abi_version, machine) = (cubin.get(4), cubin.get(8), cubin.get(18..20));
+    if class != Some(&2) || abi_version != Some(&7) || machine != Some(&[190, 0][..]) {
+        bail!("the cubin of tests/run is not an ELF64 EM_CUDA image of ABI version 7, the one libomptarget 19 loads");
+    }
+    println!("nvptx image of tests/run: PTX checked, cubin ELF64 EM_CUDA ABI version 7 ... ok");
     Ok(())
 }

@@ -23,3 +23,8 @@ pub(crate) fn build(root: &Path) -> Result<Tools> {
     let bin = root.join("target/debug");
     Ok(Tools { cargo_offload: bin.join("cargo-offload"), compiletest: bin.join("compiletest") })
 }
+
+/// Whether cargo is on PATH (a GPU machine may have none: it runs what was built elsewhere).
+pub(crate) fn have_cargo() -> bool {
+    Command::new("cargo").arg("--version").output().is_ok_and(|o| o.status.success())
+}

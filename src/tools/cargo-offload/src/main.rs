@@ -9,6 +9,7 @@
 mod command;
 mod host;
 mod image;
+mod nvptx;
 mod project;
 
 use std::path::PathBuf;
@@ -36,6 +37,27 @@ enum Sub {
     Run(RunArgs),
     /// Build and run the package's tests through the offload pipeline.
     Test(BuildArgs),
+    /// Install CUDA 11.8's ptxas (PyPI nvidia-cuda-nvcc-cu11) into <ROOT>/.venv.
+    Setup {
+        /// The folder whose .venv receives ptxas (default: the current folder).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        #[arg(short, long)]
+        verbose: bool,
+    },
+}
+
+/// Which device images to embed.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Devices {
+    /// The host-offload image, and the NVIDIA one where ptxas is installed.
+    Auto,
+    /// The x86_64 host-offload image only.
+    Host,
+    /// The NVIDIA (nvptx64 cubin) image only: the program runs on a GPU or not at all.
+    Cuda,
+    /// Both, failing where the NVIDIA image cannot be built.
+    All,
 }
 
 #[derive(Args, Clone)]
@@ -58,6 +80,16 @@ struct BuildArgs {
     /// Folder holding libomptarget.so.19.1 and libomp.so.5.
     #[arg(long, default_value = "/usr/lib/llvm-19/lib")]
     runtime_dir: PathBuf,
+    /// Device images to embed.
+    #[arg(long, value_enum, default_value = "auto")]
+    devices: Devices,
+    /// GPU architecture of the NVIDIA image.
+    #[arg(long, default_value = nvptx::DEFAULT_TARGET_CPU)]
+    target_cpu: String,
+    /// The ptxas assembling the NVIDIA image (CUDA 11.8's); default: OFFLOAD_PTXAS, then the
+    /// one `cargo offload setup` installed.
+    #[arg(long)]
+    ptxas: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -127,17 +159,24 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Sub::Build(args) => {
             let (project, config) = load(&args)?;
-            build(&project, &config, HostAction::Build)?;
+            build(&project, &config, &args, HostAction::Build)?;
             Ok(0)
         }
         Sub::Test(args) => {
             let (project, config) = load(&args)?;
-            build(&project, &config, HostAction::Test)?;
+            build(&project, &config, &args, HostAction::Test)?;
+            Ok(0)
+        }
+        Sub::Setup { root, verbose } => {
+            let ptxas = nvptx::install_ptxas(&root, &Runner { verbose, dry_run: false })?;
+            if verbose {
+                eprintln!("offload: ptxas at {}", ptxas.display());
+            }
             Ok(0)
         }
         Sub::Run(args) => {
             let (project, config) = load(&args.build)?;
-            build(&project, &config, HostAction::Build)?;
+            build(&project, &config, &args.build, HostAction::Build)?;
             let bin = host::binary(&project, args.bin.as_deref())?;
             config.status(&format!("running {}", bin.display()));
             let code = config.runner.run_program(&Cmd::new(bin).args(&args.args))?;
@@ -152,9 +191,33 @@ fn load(args: &BuildArgs) -> Result<(Project, Config)> {
 }
 
 /// Device images, then the host program linked with them (or its tests run with them).
-fn build(project: &Project, config: &Config, action: HostAction) -> Result<()> {
-    let images = vec![image::build_host_image(project, config)?];
+fn build(project: &Project, config: &Config, args: &BuildArgs, action: HostAction) -> Result<()> {
+    let images = device_images(project, config, args)?;
     let cmd = host::host_command(project, &images, config, action)?;
     config.status(&format!("building the host program of {}", project.name));
     config.runner.run("the host program build", &cmd)
+}
+
+/// The images to embed, the NVIDIA one first: the runtime numbers devices in the order images
+/// register, so a GPU becomes the default device where there is one. The x86_64 image is
+/// always built: its exports are the kernels the NVIDIA image must define.
+fn device_images(project: &Project, config: &Config, args: &BuildArgs) -> Result<Vec<image::Image>> {
+    let host = image::build_host_image(project, config)?;
+    let kernels = if config.runner.dry_run { Vec::new() } else { image::exported_kernels(&host.path)? };
+    let mut opts = nvptx::NvptxOptions::new(project);
+    opts.target_cpu = args.target_cpu.clone();
+    opts.ptxas = args.ptxas.clone();
+    let nvptx = |opts: &nvptx::NvptxOptions| nvptx::build_nvptx_image(project, config, opts, &kernels);
+    Ok(match args.devices {
+        Devices::Host => vec![host],
+        Devices::Cuda => vec![nvptx(&opts)?],
+        Devices::All => vec![nvptx(&opts)?, host],
+        Devices::Auto => match nvptx::find_ptxas(opts.ptxas.as_deref(), nvptx::repo_root(project).as_deref()) {
+            Ok(_) => vec![nvptx(&opts)?, host],
+            Err(e) => {
+                eprintln!("offload: warning: building for the host-offload device only: {e:#}");
+                vec![host]
+            }
+        },
+    })
 }

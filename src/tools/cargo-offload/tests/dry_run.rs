@@ -38,10 +38,14 @@ fn default_package() -> tempfile::TempDir {
 /// Runs cargo-offload in `pkg` and returns (success, normalised stdout, stderr).
 fn cargo_offload(pkg: &Path, args: &[&str]) -> (bool, String, String) {
     let (subcommand, rest) = args.split_first().unwrap();
+    // The NVIDIA image is asked for where a scenario is about it; `auto` would depend on
+    // whether this machine has ptxas.
+    let devices: &[&str] = if rest.contains(&"--devices") { &[] } else { &["--devices", "host"] };
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
         .arg(subcommand)
         .arg("--manifest-path")
         .arg(pkg.join("Cargo.toml"))
+        .args(devices)
         .args(rest)
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_TARGET_DIR")
@@ -50,8 +54,10 @@ fn cargo_offload(pkg: &Path, args: &[&str]) -> (bool, String, String) {
         .output()
         .unwrap();
     let pkg_text = pkg.canonicalize().unwrap().display().to_string();
+    let repo = offload_dir().parent().unwrap().parent().unwrap().display().to_string();
     let stdout = String::from_utf8_lossy(&out.stdout)
         .replace(&pkg_text, "$PKG")
+        .replace(&format!("{repo}/build/nvptx-sysroot"), "$SYSROOTS")
         .replace(&offload_dir().display().to_string(), "$OFFLOAD")
         .replace("/opt/offload-ld", "$OFFLOAD_LD");
     let stdout = stdout
@@ -59,6 +65,10 @@ fn cargo_offload(pkg: &Path, args: &[&str]) -> (bool, String, String) {
         .map(|l| match l.find("offload_build=\"") {
             Some(i) => format!("{}$STAMP{}", &l[..i + 15], &l[i + 31..]),
             None => l.to_owned(),
+        })
+        .map(|l| match (l.find(" RUSTC="), l.find(" RUSTFLAGS=")) {
+            (Some(a), Some(b)) if a < b => format!("{} RUSTC=$RUSTC{}", &l[..a], &l[b..]),
+            _ => l,
         })
         .collect::<Vec<_>>()
         .join("\n");
@@ -153,4 +163,42 @@ fn a_package_with_several_binaries_must_name_one_to_run() {
     let (ok, _, err) = cargo_offload(pkg.path(), &["run", "--dry-run"]);
     assert!(!ok);
     assert!(err.contains("app has several binaries: pass --bin (one of a, b)"), "{err}");
+}
+
+const NVPTX_DIR: &str = "$PKG/target/offload/images/app/nvptx64";
+
+fn nvptx_lines(cpu: &str) -> [String; 2] {
+    [
+        format!(
+            "CARGO_TARGET_DIR=$PKG/target/offload/device RUSTC=$RUSTC RUSTFLAGS='--sysroot=$SYSROOTS/<toolchain>-{cpu}/sysroot \
+--cfg offload_device --check-cfg=cfg(offload_device) -Ctarget-cpu={cpu}' cargo rustc --release --target nvptx64-nvidia-cuda --lib \
+--manifest-path {NVPTX_DIR}/Cargo.toml --quiet -- --emit=asm={NVPTX_DIR}/app_offload_image.ptx,link -Clinker=true"
+        ),
+        format!("/opt/ptxas -arch={cpu} -o {NVPTX_DIR}/app_offload_image.cubin {NVPTX_DIR}/app_offload_image.ptx"),
+    ]
+}
+
+#[test]
+fn all_devices_embed_the_cubin_first_then_the_host_image() {
+    let pkg = default_package();
+    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run", "--devices", "all", "--ptxas", "/opt/ptxas", "--target-cpu", "sm_80"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines[0], IMAGE_LINE);
+    assert_eq!(lines[1..3], nvptx_lines("sm_80"));
+    let host = host_line("build", "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib").replace(
+        "OFFLOAD_LD_IMAGES=x86_64",
+        &format!("OFFLOAD_LD_IMAGES='nvptx64-nvidia-cuda={NVPTX_DIR}/app_offload_image.cubin;x86_64"),
+    );
+    assert_eq!(lines[3], host.replace(".so OFFLOAD_LD_ABI", ".so' OFFLOAD_LD_ABI"));
+}
+
+#[test]
+fn cuda_only_embeds_the_cubin_alone() {
+    let pkg = default_package();
+    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run", "--devices", "cuda", "--ptxas", "/opt/ptxas"]);
+    assert!(ok, "{err}");
+    let host = out.lines().nth(3).unwrap();
+    assert!(host.contains(&format!(" OFFLOAD_LD_IMAGES=nvptx64-nvidia-cuda={NVPTX_DIR}/app_offload_image.cubin OFFLOAD_LD_ABI=")), "{host}");
 }

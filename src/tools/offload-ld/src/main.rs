@@ -7,6 +7,7 @@
 //! ```
 
 mod env;
+mod images;
 mod inputs;
 
 use std::path::Path;
@@ -71,6 +72,7 @@ fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> R
             config.images.len()
         );
     }
+    images::check_kernels_defined(&report.kernels, &config.images)?;
     if let Some(dir) = &config.save_temps {
         module.print_to_file(dir.join("offload-lowered.ll")).map_err(|e| anyhow!("saving the lowered IR: {e}"))?;
     }

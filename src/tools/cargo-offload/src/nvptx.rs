@@ -1,0 +1,232 @@
+//! The nvptx64 device image: the package's kernels compiled by rustc into one self-contained PTX
+//! module, checked, and assembled into a cubin by CUDA 11.8's ptxas.
+//!
+//! ```text
+//! nvptx64 sysroot (nvptx_sysroot::ensure: core, alloc, compiler_builtins; cached per toolchain)
+//!   -> image crate   <build>/images/<pkg>/nvptx64/{Cargo.toml, lib.rs}  (#![no_std], the kernels)
+//!   -> cargo rustc   --target nvptx64-nvidia-cuda, fat LTO, --emit=asm=<crate>.ptx, no linker
+//!   -> PTX checks    .target, one .entry per kernel, no .extern .func
+//!   -> ptxas         -arch=<cpu> -o <crate>.cubin <crate>.ptx
+//!   -> cubin check   ELF64, EM_CUDA, ABI version 7 (what libomptarget 19 loads), the SM
+//! ```
+
+mod cubin;
+mod ptx;
+mod ptxas;
+mod query;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+
+pub(crate) use self::cubin::check_cubin;
+pub(crate) use self::ptx::check_ptx;
+pub(crate) use self::ptxas::{find_ptxas, install_ptxas};
+use crate::Config;
+use crate::command::Cmd;
+use crate::image::{Image, ImageShape, write_image_crate};
+use crate::project::Project;
+
+pub(crate) const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
+
+/// The GPU the image is built for unless told otherwise (the H200 is sm_90).
+pub(crate) const DEFAULT_TARGET_CPU: &str = nvptx_sysroot::DEFAULT_TARGET_CPU;
+
+/// The linker rustc runs for the image's cdylib. nvptx64's linker is llvm-bitcode-linker, which
+/// stock toolchains lack; the PTX is taken from `--emit=asm` after fat LTO instead, so the link
+/// step only has to succeed. Cargo sees no `.ptx` link output and reruns the last rustc (about
+/// 0.2 s) on every build, so the emitted PTX is never stale.
+const NO_LINKER: &str = "true";
+
+/// The nvptx64 image crate: `#![no_std]`, and a panicking kernel traps.
+const NVPTX_SHAPE: ImageShape = ImageShape {
+    target: "nvptx64",
+    inner_attrs: "#![no_std]\n#![feature(abi_ptx, stdarch_nvptx)]\n",
+    items: "/// A panicking kernel traps: the launch fails and the host gets an error.\n\
+            #[panic_handler]\nfn panic(_: &core::panic::PanicInfo<'_>) -> ! {\n    \
+            // SAFETY: `trap` ends the kernel; it has no preconditions.\n    \
+            unsafe { core::arch::nvptx::trap() }\n}\n\n",
+    profile: "lto = \"fat\"\n",
+};
+
+/// Choices for the nvptx64 image.
+pub(crate) struct NvptxOptions {
+    /// `-Ctarget-cpu` and `ptxas -arch`, e.g. `sm_90`.
+    pub(crate) target_cpu: String,
+    /// The ptxas to use; found by [`find_ptxas`] when `None`.
+    pub(crate) ptxas: Option<PathBuf>,
+    /// Where nvptx64 sysroots are cached, one per toolchain and target CPU.
+    pub(crate) sysroot_cache: PathBuf,
+}
+
+impl NvptxOptions {
+    /// sm_90, ptxas found, and the sysroot cache of the repository `offload` comes from
+    /// (`<repo>/build/nvptx-sysroot`, shared with the `nvptx-sysroot` tool and every example), or
+    /// `<target>/offload/nvptx-sysroot` when `offload` lies outside such a repository.
+    pub(crate) fn new(project: &Project) -> Self {
+        let sysroot_cache = match repo_root(project) {
+            Some(repo) => repo.join("build").join("nvptx-sysroot"),
+            None => project.build_dir.join("nvptx-sysroot"),
+        };
+        NvptxOptions { target_cpu: DEFAULT_TARGET_CPU.to_owned(), ptxas: None, sysroot_cache }
+    }
+}
+
+/// Builds the nvptx64 image (a cubin) of the package's kernels.
+/// `kernels` are the entry points the PTX must define (those of the x86_64 image).
+pub(crate) fn build_nvptx_image(
+    project: &Project,
+    config: &Config,
+    opts: &NvptxOptions,
+    kernels: &[String],
+) -> Result<Image> {
+    let cpu = opts.target_cpu.as_str();
+    sm_number(cpu)?;
+    let dry_run = config.runner.dry_run;
+
+    // 1. ptxas, before anything slow: a missing one should not cost a sysroot build first.
+    let ptxas = match find_ptxas(opts.ptxas.as_deref(), repo_root(project).as_deref()) {
+        Ok(ptxas) => ptxas,
+        Err(_) if dry_run => opts.ptxas.clone().unwrap_or_else(|| PathBuf::from("ptxas")),
+        Err(e) => return Err(e),
+    };
+
+    // 2. The sysroot: core, alloc and compiler_builtins for nvptx64, from the same rustc that
+    //    builds the image (rlibs only load into the rustc that wrote them).
+    let rustc = find_rustc(project, config)?;
+    let sysroot = if dry_run {
+        opts.sysroot_cache.join(format!("<toolchain>-{cpu}")).join("sysroot")
+    } else {
+        nvptx_sysroot::ensure(&nvptx_sysroot::Config {
+            rustc: rustc.clone(),
+            cache_dir: opts.sysroot_cache.clone(),
+            target_cpu: cpu.to_owned(),
+            verbose: config.runner.verbose,
+        })
+        .context("preparing the nvptx64 sysroot")?
+    };
+    let sysroot_flag = format!("--sysroot={}", sysroot.display());
+    if sysroot_flag.contains(char::is_whitespace) {
+        bail!(
+            "the nvptx64 sysroot {} has whitespace in its path, which RUSTFLAGS cannot carry (use a sysroot cache without spaces)",
+            sysroot.display()
+        );
+    }
+
+    // 3. The image crate: the kernels file as a module of a `#![no_std]` cdylib.
+    let dir = project.build_dir.join("images").join(&project.name).join("nvptx64");
+    let crate_name = write_image_crate(project, &dir, &NVPTX_SHAPE)?;
+    let ptx = dir.join(format!("{crate_name}.ptx"));
+    let cubin = dir.join(format!("{crate_name}.cubin"));
+
+    // 4. One PTX module: fat LTO over the kernels, `offload`, core and alloc. The proc-macro
+    //    `offload-macros` is built for the host (RUSTFLAGS do not reach host units with --target).
+    let target_cpu_flag = format!("-Ctarget-cpu={cpu}");
+    let flags = [
+        sysroot_flag.as_str(),
+        "--cfg",
+        "offload_device",
+        "--check-cfg=cfg(offload_device)",
+        &target_cpu_flag,
+    ];
+    let compile = Cmd::new(&config.cargo)
+        .args(["rustc", "--release", "--target", NVPTX_TRIPLE, "--lib", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .args(config.cargo_flags())
+        .arg("--")
+        .arg(format!("--emit=asm={},link", ptx.display()))
+        .arg(format!("-Clinker={NO_LINKER}"))
+        .env("CARGO_TARGET_DIR", project.build_dir.join("device"))
+        .env("RUSTC", &rustc)
+        .env("RUSTFLAGS", flags.join(" "));
+    config.status(&format!("building the nvptx64 image of {} ({cpu})", project.name));
+    if !dry_run {
+        remove_stale(&ptx)?;
+        remove_stale(&cubin)?;
+    }
+    config.runner.run("the nvptx64 image build", &compile)?;
+
+    // 5. What ptxas and the runtime need of the module.
+    if !dry_run {
+        let text = std::fs::read_to_string(&ptx).with_context(|| {
+            format!("the nvptx64 image build wrote no PTX at {}", ptx.display())
+        })?;
+        check_ptx(&text, cpu, kernels)
+            .with_context(|| format!("checking {}", ptx.display()))?;
+    }
+
+    // 6. The cubin.
+    let assemble = Cmd::new(&ptxas).arg(format!("-arch={cpu}")).arg("-o").arg(&cubin).arg(&ptx);
+    config.runner.run("ptxas", &assemble)?;
+    if !dry_run && let Err(e) = check_cubin(&cubin, cpu) {
+        // Leave no cubin that a later stage could embed and the runtime then refuse.
+        let _ = std::fs::remove_file(&cubin);
+        return Err(e);
+    }
+    Ok(Image { triple: NVPTX_TRIPLE, path: cubin })
+}
+
+/// The SM number of an nvptx target CPU: 90 for `sm_90` (and for `sm_90a`).
+pub(crate) fn sm_number(target_cpu: &str) -> Result<u32> {
+    // `sm_<number>`, with at most one feature-set suffix (`a`: arch-specific, `f`: family).
+    let number =
+        target_cpu.strip_prefix("sm_").map(|rest| rest.strip_suffix(['a', 'f']).unwrap_or(rest));
+    number
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| {
+            anyhow!("invalid nvptx target cpu `{target_cpu}` (use a name such as `sm_90`)")
+        })
+}
+
+/// The repository `offload` comes from (`<repo>/library/offload`), where `.venv` and `build` are.
+pub(crate) fn repo_root(project: &Project) -> Option<PathBuf> {
+    project
+        .offload
+        .ends_with("library/offload")
+        .then(|| project.offload.ancestors().nth(2).map(Path::to_path_buf))?
+}
+
+/// The rustc of the package's toolchain: `RUSTC`, else `rustup which rustc` in the package's
+/// folder (so its `rust-toolchain.toml` counts), else the one on `PATH`.
+fn find_rustc(project: &Project, config: &Config) -> Result<PathBuf> {
+    if let Some(rustc) = std::env::var_os("RUSTC").filter(|r| !r.is_empty()) {
+        return Ok(PathBuf::from(rustc));
+    }
+    let package_dir = project.manifest.parent();
+    if let Ok(path) =
+        query::stdout_in(&config.runner, package_dir, Path::new("rustup"), &["which", "rustc"])
+    {
+        return Ok(PathBuf::from(path.trim()));
+    }
+    let sysroot = query::stdout(&config.runner, Path::new("rustc"), &["--print", "sysroot"])
+        .context("finding rustc (set RUSTC to a nightly rustc, or install one with rustup)")?;
+    Ok(Path::new(sysroot.trim()).join("bin").join(format!("rustc{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// Removes an output of an earlier build, so that a step that writes nothing cannot pass
+/// the old file off as new.
+fn remove_stale(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sm_number;
+
+    #[test]
+    fn target_cpus() {
+        assert_eq!(sm_number("sm_90").unwrap(), 90);
+        assert_eq!(sm_number("sm_90a").unwrap(), 90);
+        assert_eq!(sm_number("sm_100f").unwrap(), 100);
+        assert_eq!(sm_number("sm_80").unwrap(), 80);
+        for bad in ["", "sm_", "sm_a", "90", "gfx90a", "sm_90ab", "sm_9x0"] {
+            assert!(sm_number(bad).is_err(), "{bad} accepted");
+        }
+    }
+}
