@@ -31,6 +31,8 @@ mod device;
 mod device_copy;
 mod error;
 pub mod gpu;
+#[cfg(not(offload_device))]
+mod host_buffer;
 pub mod intrinsics;
 #[cfg(not(offload_device))]
 mod launch;
@@ -48,6 +50,8 @@ pub mod sys;
 pub use device::device_name;
 pub use device_copy::DeviceCopy;
 pub use error::Error;
+#[cfg(not(offload_device))]
+pub use host_buffer::HostBuffer;
 #[cfg(not(offload_device))]
 pub use launch::{Dim, Elements, KernelArg, param};
 pub use offload_macros::{DeviceCopy, kernel};

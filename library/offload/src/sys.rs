@@ -27,3 +27,11 @@ unsafe extern "C" {
     /// Looks a symbol up in a library `dlopen` returned.
     pub fn dlsym(handle: *mut core::ffi::c_void, symbol: *const core::ffi::c_char) -> *mut core::ffi::c_void;
 }
+
+unsafe extern "C" {
+    /// Page-locked host memory from the runtime's allocator for `device_num` (LLVM extension;
+    /// `cuMemAllocHost` on the CUDA plugin, `malloc` on the host plugin).
+    pub fn llvm_omp_target_alloc_host(size: usize, device_num: c_int) -> *mut core::ffi::c_void;
+    /// Frees memory from [`llvm_omp_target_alloc_host`].
+    pub fn llvm_omp_target_free_host(ptr: *mut core::ffi::c_void, device_num: c_int);
+}

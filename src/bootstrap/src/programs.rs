@@ -11,7 +11,7 @@ use crate::shell;
 use crate::tools::Tools;
 
 /// Packages whose programs the run suite runs.
-pub(crate) const RUN_SUITE: &[&str] = &["tests/run", "examples/saxpy", "examples/jacobi"];
+pub(crate) const RUN_SUITE: &[&str] = &["tests/run", "examples/saxpy", "examples/jacobi", "benches/saxpy"];
 
 /// One `//@ run: ARGS => h2d=N d2h=M` line.
 #[derive(Debug, PartialEq, Eq)]

@@ -1,0 +1,81 @@
+//! `HostBuffer`: page-locked ("pinned") host memory, which the device copies to and from at the
+//! link's full speed instead of through a staging buffer.
+
+use core::ops::{Deref, DerefMut};
+use core::ptr::NonNull;
+
+use crate::{DeviceCopy, Error, rt, sys};
+
+/// A slice of `T` in pinned host memory from the offload runtime's allocator. Preload it (or
+/// pass it to a launch) like any slice: `preload(&buf[..])`.
+pub struct HostBuffer<T: DeviceCopy + Copy> {
+    ptr: NonNull<T>,
+    len: usize,
+    device: i32,
+}
+
+impl<T: DeviceCopy + Copy> HostBuffer<T> {
+    /// `len` copies of `value` in pinned memory of the default device.
+    pub fn new(len: usize, value: T) -> Result<Self, Error> {
+        let mut buf = Self::uninit(len)?;
+        buf.fill(value);
+        Ok(buf)
+    }
+
+    /// A pinned copy of `data`.
+    pub fn from_slice(data: &[T]) -> Result<Self, Error> {
+        let mut buf = Self::uninit(data.len())?;
+        buf.copy_from_slice(data);
+        Ok(buf)
+    }
+
+    /// Pinned memory for `len` elements, every bit pattern of which is a valid `T`
+    /// (`DeviceCopy` types are plain data); callers fill it before handing it out.
+    fn uninit(len: usize) -> Result<Self, Error> {
+        let device = rt::default_device()?;
+        let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::MapFailed { bytes: usize::MAX })?;
+        if bytes == 0 {
+            return Ok(HostBuffer { ptr: NonNull::dangling(), len, device });
+        }
+        // SAFETY: a plain allocation call; the result is checked for null below.
+        let raw = unsafe { sys::llvm_omp_target_alloc_host(bytes, device) };
+        let ptr = NonNull::new(raw.cast::<T>()).ok_or(Error::MapFailed { bytes })?;
+        if ptr.as_ptr().align_offset(align_of::<T>()) != 0 {
+            // SAFETY: allocated just above on `device`.
+            unsafe { sys::llvm_omp_target_free_host(raw, device) };
+            return Err(Error::MapFailed { bytes });
+        }
+        // Start from zeroes: `T` is plain data, so zero bytes are a value the caller overwrites.
+        // SAFETY: `bytes` bytes were allocated at `ptr`.
+        unsafe { core::ptr::write_bytes(raw.cast::<u8>(), 0, bytes) };
+        Ok(HostBuffer { ptr, len, device })
+    }
+}
+
+impl<T: DeviceCopy + Copy> Deref for HostBuffer<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `len` initialised elements live at `ptr` until drop.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: DeviceCopy + Copy> DerefMut for HostBuffer<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, and `&mut self` makes the borrow unique.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: DeviceCopy + Copy> Drop for HostBuffer<T> {
+    fn drop(&mut self) {
+        if self.len * size_of::<T>() != 0 {
+            // SAFETY: allocated by `llvm_omp_target_alloc_host` on `device`.
+            unsafe { sys::llvm_omp_target_free_host(self.ptr.as_ptr().cast(), self.device) };
+        }
+    }
+}
+
+// SAFETY: the buffer owns its memory like a `Box<[T]>`.
+unsafe impl<T: DeviceCopy + Copy + Send> Send for HostBuffer<T> {}
+unsafe impl<T: DeviceCopy + Copy + Sync> Sync for HostBuffer<T> {}
