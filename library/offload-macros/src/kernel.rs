@@ -71,20 +71,24 @@ fn param(arg: &FnArg) -> Result<Param> {
 }
 
 impl Param {
-    /// The slot parameters of the entry point, and the expression rebuilding the argument.
-    fn device_slots(&self) -> (Vec<Ident>, TokenStream) {
+    /// The slot parameters of the entry point (name and type), and the expression rebuilding
+    /// the argument. Address slots are typed as pointers, so the nvptx backend knows them for
+    /// global memory (`ld.global`, not generic loads); literal slots are `u64`.
+    fn device_slots(&self) -> (Vec<(Ident, TokenStream)>, TokenStream) {
         let address = format_ident!("{}_slot", self.name);
         let len = format_ident!("{}_len", self.name);
         let p = quote!(::offload::__private);
+        let ptr = quote!(*mut u8);
+        let word = quote!(u64);
         match &self.shape {
-            Shape::Value(ty) => (vec![address.clone()], quote!(#p::value::<#ty>(#address))),
-            Shape::Ref { elem, mutable: false } => (vec![address.clone()], quote!(#p::reference::<#elem>(#address))),
-            Shape::Ref { elem, mutable: true } => (vec![address.clone()], quote!(#p::reference_mut::<#elem>(#address))),
+            Shape::Value(ty) => (vec![(address.clone(), word)], quote!(#p::value::<#ty>(#address))),
+            Shape::Ref { elem, mutable: false } => (vec![(address.clone(), ptr)], quote!(#p::reference::<#elem>(#address))),
+            Shape::Ref { elem, mutable: true } => (vec![(address.clone(), ptr)], quote!(#p::reference_mut::<#elem>(#address))),
             Shape::Slice { elem, mutable: false } => {
-                (vec![address.clone(), len.clone()], quote!(#p::slice::<#elem>(#address, #len)))
+                (vec![(address.clone(), ptr), (len.clone(), word)], quote!(#p::slice::<#elem>(#address, #len)))
             }
             Shape::Slice { elem, mutable: true } => {
-                (vec![address.clone(), len.clone()], quote!(#p::slice_mut::<#elem>(#address, #len)))
+                (vec![(address.clone(), ptr), (len.clone(), word)], quote!(#p::slice_mut::<#elem>(#address, #len)))
             }
         }
     }
@@ -103,13 +107,14 @@ impl Param {
 
 /// The entry points of the device images: `extern "ptx-kernel"` on nvptx, `extern "C"` looping
 /// over the grid in the host-offload image. Both take the runtime's leading `dyn_ptr` slot, the
-/// geometry slot, then one 8-byte slot per parameter slot.
+/// geometry slot, then one 8-byte slot per parameter slot (a pointer for addresses, a `u64` for
+/// literals).
 fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
     let name = &func.sig.ident;
     let symbol = name.to_string();
     let entry = format_ident!("__offload_entry_{}", name);
     let (slots, args): (Vec<_>, Vec<_>) = params.iter().map(Param::device_slots).unzip();
-    let slots: Vec<Ident> = slots.into_iter().flatten().collect();
+    let (slots, slot_types): (Vec<Ident>, Vec<TokenStream>) = slots.into_iter().flatten().unzip();
     let attrs = &func.attrs;
     let vis = &func.vis;
     let sig = &func.sig;
@@ -124,14 +129,14 @@ fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
         #[cfg(all(offload_device, target_arch = "nvptx64"))]
         #[doc(hidden)]
         #[unsafe(export_name = #symbol)]
-        pub unsafe extern "ptx-kernel" fn #entry(_dyn_ptr: *mut u8, _geometry: u64, #(#slots: u64),*) {
+        pub unsafe extern "ptx-kernel" fn #entry(_dyn_ptr: *mut u8, _geometry: u64, #(#slots: #slot_types),*) {
             unsafe { #name(#(#args),*) }
         }
 
         #[cfg(all(offload_device, not(target_arch = "nvptx64")))]
         #[doc(hidden)]
         #[unsafe(export_name = #symbol)]
-        pub unsafe extern "C" fn #entry(_dyn_ptr: *mut u8, geometry: u64, #(#slots: u64),*) {
+        pub unsafe extern "C" fn #entry(_dyn_ptr: *mut u8, geometry: u64, #(#slots: #slot_types),*) {
             ::offload::__private::run_grid(geometry, || unsafe { #name(#(#args),*) })
         }
     }

@@ -19,8 +19,8 @@ pub unsafe fn value<T: Copy>(slot: u64) -> T {
 /// # Safety
 /// `address` must be the device address of a mapped, initialised `T`.
 #[inline(always)]
-pub unsafe fn reference<'a, T>(address: u64) -> &'a T {
-    unsafe { &*(address as usize as *const T) }
+pub unsafe fn reference<'a, T>(address: *mut u8) -> &'a T {
+    unsafe { &*address.cast::<T>() }
 }
 
 /// A `&mut T` parameter from its address slot.
@@ -28,8 +28,8 @@ pub unsafe fn reference<'a, T>(address: u64) -> &'a T {
 /// # Safety
 /// As [`reference`]; the data is shared by the kernel's threads, as in CUDA.
 #[inline(always)]
-pub unsafe fn reference_mut<'a, T>(address: u64) -> &'a mut T {
-    unsafe { &mut *(address as usize as *mut T) }
+pub unsafe fn reference_mut<'a, T>(address: *mut u8) -> &'a mut T {
+    unsafe { &mut *address.cast::<T>() }
 }
 
 /// A `&[T]` parameter from its address and length slots.
@@ -37,11 +37,16 @@ pub unsafe fn reference_mut<'a, T>(address: u64) -> &'a mut T {
 /// # Safety
 /// `address` must be the device address of `len` initialised elements (or anything for 0).
 #[inline(always)]
-pub unsafe fn slice<'a, T>(address: u64, len: u64) -> &'a [T] {
+pub unsafe fn slice<'a, T>(address: *mut u8, len: u64) -> &'a [T] {
     if len == 0 {
         return &[];
     }
-    unsafe { core::slice::from_raw_parts(address as usize as *const T, len as usize) }
+    // SAFETY: the runtime maps data to non-null device addresses; telling the compiler lets it
+    // drop null checks from `get` and friends.
+    unsafe {
+        core::hint::assert_unchecked(!address.is_null());
+        core::slice::from_raw_parts(address.cast::<T>(), len as usize)
+    }
 }
 
 /// A `&mut [T]` parameter from its address and length slots.
@@ -49,11 +54,15 @@ pub unsafe fn slice<'a, T>(address: u64, len: u64) -> &'a [T] {
 /// # Safety
 /// As [`slice`]; the data is shared by the kernel's threads, as in CUDA.
 #[inline(always)]
-pub unsafe fn slice_mut<'a, T>(address: u64, len: u64) -> &'a mut [T] {
+pub unsafe fn slice_mut<'a, T>(address: *mut u8, len: u64) -> &'a mut [T] {
     if len == 0 {
         return &mut [];
     }
-    unsafe { core::slice::from_raw_parts_mut(address as usize as *mut T, len as usize) }
+    // SAFETY: as in `slice`.
+    unsafe {
+        core::hint::assert_unchecked(!address.is_null());
+        core::slice::from_raw_parts_mut(address.cast::<T>(), len as usize)
+    }
 }
 
 /// Runs a kernel body for every (block, thread) of the launch, one after another: the
