@@ -46,6 +46,8 @@ pub(crate) fn bundle(root: &Path, config: &Config, tools: &Tools) -> Result<()> 
         }
         copy(root, &root.join(package).join("Cargo.toml"), &out)?;
     }
+    // The saxpy benchmark and its anchors, for `./run-on-gpu.sh bench` (bench.rs).
+    crate::bench::add_to_bundle(root, config, tools, &out)?;
     copy(root, &root.join("x.py"), &out)?;
     let bootstrap = root.join("target/debug/bootstrap");
     copy(root, &bootstrap, &out)?;

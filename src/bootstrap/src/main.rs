@@ -1,5 +1,7 @@
 //! The build entry behind `x.py`: `setup | build | test [SUITE...] | run EXAMPLE [ARGS...]`.
 
+mod anchor_clang;
+mod bench;
 mod bundle;
 mod config;
 mod programs;
@@ -25,7 +27,11 @@ const USAGE: &str = "usage: ./x.py <command>
                         cargo it runs the programs built here before)
   run EXAMPLE [ARGS...] build an example of examples/ through the offload pipeline and run it
   bundle                build/gpu-bundle: the programs, the runtime's .debs and a script, for a
-                        GPU machine without Rust (./run-on-gpu.sh test gpu there)";
+                        GPU machine without Rust (./run-on-gpu.sh test gpu there)
+  bench [--reps R] [--out DIR]
+                        benches/saxpy beside CUDA by hand and clang OpenMP on an NVIDIA GPU:
+                        bundles here, measures where there is a GPU (./run-on-gpu.sh bench
+                        there); table, results.json and chart.svg in build/bench";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -52,6 +58,7 @@ fn run(args: &[String]) -> Result<()> {
             let tools = prepare(&root, &config)?;
             test::test(&root, &config, &tools, rest)
         }
+        "bench" => bench::bench(&root, &config, rest, prepare),
         "bundle" => {
             let tools = prepare(&root, &config)?;
             bundle::bundle(&root, &config, &tools)

@@ -1,0 +1,359 @@
+//! `x.py bench [--reps R] [--out DIR]`: our saxpy benchmark (benches/saxpy) measured side by side
+//! with its anchors, CUDA by hand and clang's OpenMP offload, on an NVIDIA GPU.
+//!
+//! On a machine with cargo it builds and bundles (build/gpu-bundle, which then also carries the
+//! benchmark and the anchors' sources) and measures only if there is a GPU; on a GPU machine
+//! without Rust, `./run-on-gpu.sh bench` measures with what the bundle carries. The report: a
+//! markdown table of medians, ratios and targets on stdout and in `results.md`, every sample in
+//! `results.json`, `chart.svg`, and each run's output in `logs/`, all in build/bench.
+
+mod anchors;
+mod chart;
+mod measure;
+mod parse;
+mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context as _, Result, bail};
+use serde::Serialize;
+
+use self::anchors::Anchor;
+use self::measure::{MODES, Programs};
+use self::report::{Mode, Row, Series};
+use crate::config::Config;
+use crate::programs::{self, Flavor};
+use crate::tools::{self, Tools};
+use crate::{bundle, shell};
+
+/// Our benchmark's package and binary.
+const PACKAGE: &str = "benches/saxpy";
+const BINARY: &str = "saxpy-bench";
+const BUNDLE: &str = "build/gpu-bundle";
+const DEFAULT_OUT: &str = "build/bench";
+const DEFAULT_REPS: usize = 5;
+const ARGS: &str = "./x.py bench [--reps R] [--out DIR]";
+
+/// The command line.
+#[derive(Debug, PartialEq)]
+struct Options {
+    reps: usize,
+    out: Option<PathBuf>,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> Result<Self> {
+        let mut options = Options { reps: DEFAULT_REPS, out: None };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) => (flag, Some(value.to_owned())),
+                None => (arg.as_str(), None),
+            };
+            let mut value = || inline.clone().or_else(|| args.next().cloned());
+            match flag {
+                "--reps" => {
+                    options.reps = value()
+                        .and_then(|v| v.parse().ok())
+                        .filter(|r| *r >= 1)
+                        .with_context(|| format!("--reps needs a count of at least 1 ({ARGS})"))?;
+                }
+                "--out" => {
+                    options.out = Some(
+                        value().with_context(|| format!("--out needs a folder ({ARGS})"))?.into(),
+                    )
+                }
+                _ => bail!("unknown argument `{arg}` ({ARGS})"),
+            }
+        }
+        Ok(options)
+    }
+}
+
+/// `x.py bench`. `prepare` is what every command that builds runs first (main.rs).
+pub(crate) fn bench(
+    root: &Path,
+    config: &Config,
+    args: &[String],
+    prepare: fn(&Path, &Config) -> Result<Tools>,
+) -> Result<()> {
+    let options = Options::parse(args)?;
+    let have_cargo = tools::have_cargo();
+    // Where the programs are: the bundle made here, or the bundle this is (a GPU machine).
+    let dir = if have_cargo {
+        if !root.join(PACKAGE).join("Cargo.toml").is_file() {
+            bail!("no {PACKAGE}/Cargo.toml: the benchmark is missing");
+        }
+        let anchors = anchors::sources(root);
+        if !anchors.is_dir() {
+            bail!(
+                "no {}: the anchors' sources live in shared/anchors beside the repository",
+                anchors.display()
+            );
+        }
+        let tools = prepare(root, config)?;
+        bundle::bundle(root, config, &tools)?;
+        root.join(BUNDLE)
+    } else {
+        root.to_path_buf()
+    };
+    let gpu = shell::capture("nvidia-smi", Command::new("nvidia-smi").arg("-L"))
+        .ok()
+        .filter(|o| o.status.success());
+    let Some(gpu) = gpu else {
+        if !have_cargo {
+            bail!("no NVIDIA GPU here (nvidia-smi -L fails)");
+        }
+        let clang = anchors::clang(&dir.join(anchors::DIR));
+        println!(
+            "bench: the bundle is ready in {} ({BINARY}, the anchors' sources; clang OpenMP anchor {}).\n\
+             There is no NVIDIA GPU here (nvidia-smi -L fails): copy that folder to the GPU machine and run there\n  \
+             ./run-on-gpu.sh bench [--reps R] [--out DIR]\n\
+             It builds the CUDA anchor with nvcc, measures, and writes results.md, results.json and chart.svg to {DEFAULT_OUT} in the bundle.",
+            dir.display(),
+            clang.describe()
+        );
+        return Ok(());
+    };
+    eprintln!("x: {}", String::from_utf8_lossy(&gpu.stdout).trim());
+    let out = options.out.unwrap_or_else(|| root.join(DEFAULT_OUT));
+    measure_and_report(&dir, config, options.reps, &out)
+}
+
+/// Adds the benchmark to a bundle being made in `out`: builds benches/saxpy for the GPU, copies
+/// its binary and manifest, the anchors' sources, and the clang anchor where it can be built.
+/// Without benches/saxpy or the anchors' sources, the bundle goes without a benchmark.
+pub(crate) fn add_to_bundle(root: &Path, config: &Config, tools: &Tools, out: &Path) -> Result<()> {
+    let package = root.join(PACKAGE);
+    if !package.join("Cargo.toml").is_file() || !anchors::sources(root).is_dir() {
+        eprintln!(
+            "x: bundle: no {PACKAGE} or no ../shared/anchors: the bundle carries no benchmark"
+        );
+        return Ok(());
+    }
+    programs::build(root, tools, config, &package, Flavor::GpuOnly)?;
+    copy(root, &Flavor::GpuOnly.bin_dir(root).join(BINARY), out)?;
+    copy(root, &package.join("Cargo.toml"), out)?;
+    let clang = anchors::add_to_bundle(root, &out.join(anchors::DIR))?;
+    eprintln!(
+        "x: bundle: {BINARY} and the anchors' sources; clang OpenMP anchor {}",
+        clang.describe()
+    );
+    Ok(())
+}
+
+/// Copies `file` to the same path under `out`.
+fn copy(root: &Path, file: &Path, out: &Path) -> Result<()> {
+    let Ok(relative) = file.strip_prefix(root) else {
+        bail!("{} is outside the repository", file.display())
+    };
+    let to = out.join(relative);
+    std::fs::create_dir_all(to.parent().unwrap_or(out))?;
+    std::fs::copy(file, &to).with_context(|| format!("copying {}", file.display()))?;
+    Ok(())
+}
+
+/// Everything results.json holds.
+#[derive(Serialize)]
+struct Results {
+    date: String,
+    device: String,
+    reps: usize,
+    modes: Vec<Mode>,
+    anchors: AnchorStatus,
+    series: Vec<Series>,
+    rows: Vec<Row>,
+}
+
+#[derive(Serialize)]
+struct AnchorStatus {
+    cuda: String,
+    clang: String,
+}
+
+/// Measures with the programs of the bundle in `dir`, then writes and prints the report.
+fn measure_and_report(dir: &Path, config: &Config, reps: usize, out: &Path) -> Result<()> {
+    let ours = Flavor::GpuOnly.bin_dir(dir).join(BINARY);
+    if !ours.is_file() {
+        bail!("no {} (make the bundle with ./x.py bench on a machine with cargo)", ours.display());
+    }
+    let anchors_dir = dir.join(anchors::DIR);
+    let programs = Programs {
+        ours,
+        cuda: anchors::build_cuda(config, &anchors_dir),
+        clang: anchors::clang(&anchors_dir),
+    };
+    for (name, anchor) in [("CUDA by hand", &programs.cuda), ("clang OpenMP", &programs.clang)] {
+        eprintln!("x: bench: {name} anchor {}", anchor.describe());
+    }
+    let logs = out.join("logs");
+    if logs.exists() {
+        std::fs::remove_dir_all(&logs).with_context(|| format!("clearing {}", logs.display()))?;
+    }
+    let measured = measure::measure(&programs, reps, &logs)?;
+    let rows = report::rows(&MODES, &measured.series);
+    let results = Results {
+        date: utc_now(),
+        device: measured.device.unwrap_or_else(|| "unknown device".into()),
+        reps,
+        modes: MODES.to_vec(),
+        anchors: AnchorStatus { cuda: status(&programs.cuda), clang: status(&programs.clang) },
+        series: measured.series,
+        rows,
+    };
+    let text = markdown(&results);
+    let (json, md, svg) = (out.join("results.json"), out.join("results.md"), out.join("chart.svg"));
+    std::fs::write(&json, serde_json::to_string_pretty(&results)? + "\n")
+        .with_context(|| format!("writing {}", json.display()))?;
+    std::fs::write(&md, &text).with_context(|| format!("writing {}", md.display()))?;
+    chart::write_svg(&svg, &results.rows, &chart_title(&results))?;
+    println!("{text}");
+    println!(
+        "bench: {}, {}, {}; each run's output in {}",
+        md.display(),
+        json.display(),
+        svg.display(),
+        logs.display()
+    );
+    Ok(())
+}
+
+fn status(anchor: &Anchor) -> String {
+    match anchor {
+        Anchor::Built(_) => "built".into(),
+        Anchor::NotBuilt(reason) => format!("not built: {reason}"),
+    }
+}
+
+/// results.md: what was measured where, then the table.
+fn markdown(results: &Results) -> String {
+    let modes: Vec<String> = results.modes.iter().map(Mode::label).collect();
+    let first = results.modes.first().copied().unwrap_or(measure::LARGE);
+    format!(
+        "# saxpy: ours beside CUDA by hand and clang OpenMP\n\n\
+         - device: {}; {}\n\
+         - medians of {} of each program, interleaved; {} (M = 2^20 f32 per array), K={} saxpy launches, \
+           {} empty launches, {} mapper pairs; clang OpenMP at {} only\n\
+         - CUDA by hand: {}\n\
+         - clang OpenMP: {}\n\n\
+         {}\n\
+         Targets: ours within 5% of CUDA by hand for the preloaded totals and the kernels, within 5% of clang OpenMP for \
+         the automatic totals and the mapper pair, within 2x of CUDA by hand for an empty synchronous launch. \
+         Every sample is in results.json.\n",
+        results.device,
+        results.date,
+        runs(results.reps),
+        modes.join(" and "),
+        first.k,
+        first.launches,
+        first.pairs,
+        measure::LARGE.label(),
+        results.anchors.cuda,
+        results.anchors.clang,
+        report::table(&results.rows)
+    )
+}
+
+fn chart_title(results: &Results) -> String {
+    format!(
+        "saxpy, ours vs CUDA by hand vs clang OpenMP on {} (medians of {})",
+        results.device,
+        runs(results.reps)
+    )
+}
+
+/// `5 runs`, `1 run`.
+fn runs(reps: usize) -> String {
+    if reps == 1 { "1 run".into() } else { format!("{reps} runs") }
+}
+
+/// Now, as `2026-11-30T12:34:56Z`.
+fn utc_now() -> String {
+    let seconds =
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or_default();
+    utc(seconds)
+}
+
+/// Seconds since the Unix epoch as an ISO 8601 UTC time (days to civil date: Howard Hinnant's
+/// `civil_from_days`).
+fn utc(seconds: u64) -> String {
+    let (days, time) = ((seconds / 86_400) as i64, seconds % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        time / 3600,
+        time % 3600 / 60,
+        time % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn options() {
+        assert_eq!(Options::parse(&[]).unwrap(), Options { reps: 5, out: None });
+        assert_eq!(
+            Options::parse(&args("--reps 3 --out /tmp/b")).unwrap(),
+            Options { reps: 3, out: Some("/tmp/b".into()) }
+        );
+        assert_eq!(Options::parse(&args("--reps=7")).unwrap().reps, 7);
+        assert!(Options::parse(&args("--reps 0")).is_err());
+        assert!(Options::parse(&args("--reps")).is_err());
+        assert!(Options::parse(&args("--out")).is_err());
+        assert!(
+            Options::parse(&args("--fast"))
+                .unwrap_err()
+                .to_string()
+                .starts_with("unknown argument `--fast`")
+        );
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_796_038_496), "2026-11-30T11:34:56Z");
+    }
+
+    #[test]
+    fn markdown_names_what_was_measured() {
+        let results = Results {
+            date: "2026-11-30T11:34:56Z".into(),
+            device: "NVIDIA H200 (CUDA)".into(),
+            reps: 5,
+            modes: MODES.to_vec(),
+            anchors: AnchorStatus {
+                cuda: "built".into(),
+                clang: "not built: no clang-19 here".into(),
+            },
+            series: Vec::new(),
+            rows: Vec::new(),
+        };
+        let text = markdown(&results);
+        assert!(text.contains("- device: NVIDIA H200 (CUDA); 2026-11-30T11:34:56Z\n"), "{text}");
+        assert!(text.contains("- medians of 5 runs of each program, interleaved;"), "{text}");
+        assert!(
+            text.contains("N=64M and N=4096 (M = 2^20 f32 per array), K=50 saxpy launches"),
+            "{text}"
+        );
+        assert!(text.contains("- clang OpenMP: not built: no clang-19 here\n"), "{text}");
+        assert!(text.contains("| figure | N | ours |"), "{text}");
+    }
+}
