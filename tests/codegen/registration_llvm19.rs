@@ -21,7 +21,7 @@ use core::hint::black_box;
 // CHECK-NEXT: @.offloading.entry.saxpy = internal constant %struct.__tgt_offload_entry { ptr @.saxpy.region_id, ptr @.offloading.entry_name.saxpy, i64 0, i32 0, i32 0 }, section "omp_offloading_entries", align 8
 // CHECK-NEXT: @__start_omp_offloading_entries = external hidden global %struct.__tgt_offload_entry
 // CHECK-NEXT: @__stop_omp_offloading_entries = external hidden global %struct.__tgt_offload_entry
-// CHECK-NEXT: @llvm.compiler.used = appending global [1 x ptr] [ptr @.offloading.entry.saxpy], section "llvm.metadata"
+// CHECK-NEXT: @llvm.used = appending global [1 x ptr] [ptr @.offloading.entry.saxpy], section "llvm.metadata"
 
 // The embedded image (auxiliary/fake-image.bin, 24 bytes), the descriptor, the constructor.
 // CHECK-NEXT: @.omp_offloading.device_image = private unnamed_addr constant [24 x i8] c"\7FELF fake offload image\0A", align 4096

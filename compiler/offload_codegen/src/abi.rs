@@ -64,10 +64,19 @@ pub(crate) struct Ident;
 impl Ident {
     pub(crate) fn declare<'ctx>(cx: &'ctx Context) -> StructType<'ctx> {
         let (i32t, ptr) = (cx.i32_type(), cx.ptr_type(Default::default()));
-        named_struct(cx, "struct.ident_t", &[i32t.into(), i32t.into(), i32t.into(), i32t.into(), ptr.into()])
+        named_struct(
+            cx,
+            "struct.ident_t",
+            &[i32t.into(), i32t.into(), i32t.into(), i32t.into(), ptr.into()],
+        )
     }
 
-    pub(crate) fn init<'ctx>(cx: &'ctx Context, ty: StructType<'ctx>, psource: GlobalValue<'ctx>, len: usize) -> StructValue<'ctx> {
+    pub(crate) fn init<'ctx>(
+        cx: &'ctx Context,
+        ty: StructType<'ctx>,
+        psource: GlobalValue<'ctx>,
+        len: usize,
+    ) -> StructValue<'ctx> {
         let i32t = cx.i32_type();
         ty.const_named_struct(&[
             i32t.const_zero().into(),
@@ -96,15 +105,28 @@ pub(crate) struct OffloadEntry;
 
 impl OffloadEntry {
     pub(crate) fn declare<'ctx>(cx: &'ctx Context, abi: RuntimeAbi) -> StructType<'ctx> {
-        let (i16t, i32t, i64t, ptr) = (cx.i16_type(), cx.i32_type(), cx.i64_type(), cx.ptr_type(Default::default()));
+        let (i16t, i32t, i64t, ptr) =
+            (cx.i16_type(), cx.i32_type(), cx.i64_type(), cx.ptr_type(Default::default()));
         match abi {
-            RuntimeAbi::Llvm19 => {
-                named_struct(cx, "struct.__tgt_offload_entry", &[ptr.into(), ptr.into(), i64t.into(), i32t.into(), i32t.into()])
-            }
+            RuntimeAbi::Llvm19 => named_struct(
+                cx,
+                "struct.__tgt_offload_entry",
+                &[ptr.into(), ptr.into(), i64t.into(), i32t.into(), i32t.into()],
+            ),
             RuntimeAbi::Current => named_struct(
                 cx,
                 "struct.__tgt_offload_entry",
-                &[i64t.into(), i16t.into(), i16t.into(), i32t.into(), ptr.into(), ptr.into(), i64t.into(), i64t.into(), ptr.into()],
+                &[
+                    i64t.into(),
+                    i16t.into(),
+                    i16t.into(),
+                    i32t.into(),
+                    ptr.into(),
+                    ptr.into(),
+                    i64t.into(),
+                    i64t.into(),
+                    ptr.into(),
+                ],
             ),
         }
     }
@@ -117,10 +139,17 @@ impl OffloadEntry {
         region_id: GlobalValue<'ctx>,
         name: GlobalValue<'ctx>,
     ) -> StructValue<'ctx> {
-        let (i16t, i32t, i64t, ptr) = (cx.i16_type(), cx.i32_type(), cx.i64_type(), cx.ptr_type(Default::default()));
+        let (i16t, i32t, i64t, ptr) =
+            (cx.i16_type(), cx.i32_type(), cx.i64_type(), cx.ptr_type(Default::default()));
         let (addr, name) = (region_id.as_pointer_value().into(), name.as_pointer_value().into());
         let fields: Vec<BasicValueEnum<'ctx>> = match abi {
-            RuntimeAbi::Llvm19 => vec![addr, name, i64t.const_zero().into(), i32t.const_zero().into(), i32t.const_zero().into()],
+            RuntimeAbi::Llvm19 => vec![
+                addr,
+                name,
+                i64t.const_zero().into(),
+                i32t.const_zero().into(),
+                i32t.const_zero().into(),
+            ],
             RuntimeAbi::Current => vec![
                 i64t.const_zero().into(),
                 i16t.const_int(OFFLOAD_ENTRY_VERSION as u64, false).into(),
@@ -148,7 +177,11 @@ pub(crate) struct DeviceImage;
 impl DeviceImage {
     pub(crate) fn declare<'ctx>(cx: &'ctx Context) -> StructType<'ctx> {
         let ptr = cx.ptr_type(Default::default());
-        named_struct(cx, "struct.__tgt_device_image", &[ptr.into(), ptr.into(), ptr.into(), ptr.into()])
+        named_struct(
+            cx,
+            "struct.__tgt_device_image",
+            &[ptr.into(), ptr.into(), ptr.into(), ptr.into()],
+        )
     }
 }
 
@@ -163,7 +196,11 @@ pub(crate) struct BinDesc;
 impl BinDesc {
     pub(crate) fn declare<'ctx>(cx: &'ctx Context) -> StructType<'ctx> {
         let (i32t, ptr) = (cx.i32_type(), cx.ptr_type(Default::default()));
-        named_struct(cx, "struct.__tgt_bin_desc", &[i32t.into(), ptr.into(), ptr.into(), ptr.into()])
+        named_struct(
+            cx,
+            "struct.__tgt_bin_desc",
+            &[i32t.into(), ptr.into(), ptr.into(), ptr.into()],
+        )
     }
 }
 
@@ -243,7 +280,8 @@ mod tests {
 
     use super::*;
 
-    const X86_64_LAYOUT: &str = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128";
+    const X86_64_LAYOUT: &str =
+        "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128";
 
     fn layout() -> TargetData {
         TargetData::create(X86_64_LAYOUT)

@@ -12,6 +12,7 @@
 #![warn(unreachable_pub)]
 
 pub mod abi;
+mod appending;
 mod lower;
 mod maptype;
 mod markers;
@@ -80,7 +81,10 @@ pub fn lower<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, config: &Config) ->
             }
             Marker::Launch(l) => {
                 report.launches += 1;
-                (lowering.launch(l).map_err(|e| e.context(format!("launch of `{}`", l.kernel))), l.function)
+                (
+                    lowering.launch(l).map_err(|e| e.context(format!("launch of `{}`", l.kernel))),
+                    l.function,
+                )
             }
         };
         if let Err(e) = result {
@@ -105,7 +109,9 @@ pub fn lower<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, config: &Config) ->
 fn remove_marker_declarations(module: &Module<'_>) {
     let dead: Vec<_> = module
         .get_functions()
-        .filter(|f| f.get_name().to_bytes().starts_with(b"__rust_offload_") && f.count_basic_blocks() == 0)
+        .filter(|f| {
+            f.get_name().to_bytes().starts_with(b"__rust_offload_") && f.count_basic_blocks() == 0
+        })
         .filter(|f| f.as_global_value().as_pointer_value().get_first_use().is_none())
         .collect();
     for f in dead {

@@ -4,12 +4,15 @@
 use std::collections::HashMap;
 
 use anyhow::{Context as _, Result, anyhow};
+use inkwell::AddressSpace;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, GlobalValue, InstructionValue, IntValue, PointerValue};
-use inkwell::AddressSpace;
 use inkwell::values::BasicValue;
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, GlobalValue, InstructionValue, IntValue,
+    PointerValue,
+};
 
 use crate::abi::{KERNEL_ARGS_VERSION, kernel_args};
 use crate::maptype::{self, SlotMapTypes};
@@ -46,7 +49,15 @@ pub(crate) struct Lowering<'a, 'ctx> {
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
     pub(crate) fn new(cx: &'ctx Context, module: &'a Module<'ctx>, rt: &'a Runtime<'ctx>) -> Self {
-        Lowering { cx, module, rt, builder: cx.create_builder(), kernels: Vec::new(), tables: HashMap::new(), sites: HashMap::new() }
+        Lowering {
+            cx,
+            module,
+            rt,
+            builder: cx.create_builder(),
+            kernels: Vec::new(),
+            tables: HashMap::new(),
+            sites: HashMap::new(),
+        }
     }
 
     /// `__rust_offload_preload(device, ptr, size, kind)` becomes
@@ -58,18 +69,27 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     ///     ptr @.offload_maptypes.<sym>.begin, ptr null, ptr null)
     /// ```
     pub(crate) fn preload(&mut self, m: &MapCall<'ctx>) -> Result<()> {
-        let ty = maptype::preload_begin(m.kind).ok_or_else(|| anyhow!("unknown preload kind {}", m.kind))?;
+        let ty = maptype::preload_begin(m.kind)
+            .ok_or_else(|| anyhow!("unknown preload kind {}", m.kind))?;
         self.mapper(m, "preload", "begin", ty, self.rt.begin_mapper)
     }
 
     /// `__rust_offload_release(device, ptr, size, kind)` becomes the end ("return") mapper:
     /// map type FROM for a `PreloadMut`, a plain release for a `Preload`.
     pub(crate) fn release(&mut self, m: &MapCall<'ctx>) -> Result<()> {
-        let ty = maptype::release_end(m.kind).ok_or_else(|| anyhow!("unknown release kind {}", m.kind))?;
+        let ty = maptype::release_end(m.kind)
+            .ok_or_else(|| anyhow!("unknown release kind {}", m.kind))?;
         self.mapper(m, "release", "end", ty, self.rt.end_mapper)
     }
 
-    fn mapper(&mut self, m: &MapCall<'ctx>, what: &str, phase: &str, map_type: i64, mapper: FunctionValue<'ctx>) -> Result<()> {
+    fn mapper(
+        &mut self,
+        m: &MapCall<'ctx>,
+        what: &str,
+        phase: &str,
+        map_type: i64,
+        mapper: FunctionValue<'ctx>,
+    ) -> Result<()> {
         let sym = self.site_symbol(m.function, what);
         // 1. the argument arrays, allocated in the entry block and filled at the call
         let entry = ArgEntry { base: m.ptr, ptr: Some(m.ptr), size: m.size };
@@ -98,7 +118,10 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             .slots
             .iter()
             .enumerate()
-            .map(|(i, s)| maptype::launch_slot(s.kind).ok_or_else(|| anyhow!("slot {i} has unknown argument kind {}", s.kind)))
+            .map(|(i, s)| {
+                maptype::launch_slot(s.kind)
+                    .ok_or_else(|| anyhow!("slot {i} has unknown argument kind {}", s.kind))
+            })
             .collect::<Result<Vec<SlotMapTypes>>>()?;
         let kinds: Vec<i64> = l.slots.iter().map(|s| s.kind).collect();
         let n = l.slots.len() as u64;
@@ -108,12 +131,21 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         let entries: Vec<ArgEntry<'ctx>> = l.slots.iter().map(|s| self.slot_entry(s)).collect();
         let arrays = self.arg_arrays(l.function, l.call, &l.kernel, &entries)?;
         // 2. the map types of the three phases, shared by launches that pass the same kinds
-        let kernel_types = self.table(&l.kernel, "kernel", &splits.iter().map(|s| s.kernel).collect::<Vec<_>>());
+        let kernel_types =
+            self.table(&l.kernel, "kernel", &splits.iter().map(|s| s.kernel).collect::<Vec<_>>());
         let mapped = maptype::launch_needs_mappers(&kinds);
         let (begin_types, end_types) = if mapped {
             (
-                Some(self.table(&l.kernel, "begin", &splits.iter().map(|s| s.begin).collect::<Vec<_>>())),
-                Some(self.table(&l.kernel, "end", &splits.iter().map(|s| s.end).collect::<Vec<_>>())),
+                Some(self.table(
+                    &l.kernel,
+                    "begin",
+                    &splits.iter().map(|s| s.begin).collect::<Vec<_>>(),
+                )),
+                Some(self.table(
+                    &l.kernel,
+                    "end",
+                    &splits.iter().map(|s| s.end).collect::<Vec<_>>(),
+                )),
             )
         } else {
             (None, None)
@@ -146,7 +178,9 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             let at = self.builder.build_struct_gep(self.rt.kernel_args_ty, kargs, index, "")?;
             self.builder.build_store(at, value)?;
         }
-                for (index, first) in [(kernel_args::NUM_TEAMS, l.grid), (kernel_args::THREAD_LIMIT, l.block)] {
+        for (index, first) in
+            [(kernel_args::NUM_TEAMS, l.grid), (kernel_args::THREAD_LIMIT, l.block)]
+        {
             let one = i32t.const_int(1, false);
             let value = i32t.const_array(&[one, one, one]);
             let value = self.builder.build_insert_value(value, first, 0, "")?;
@@ -204,7 +238,9 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
 
     fn i64_table(&self, name: &str, values: &[i64]) -> GlobalValue<'ctx> {
         let i64t = self.cx.i64_type();
-        let init = i64t.const_array(&values.iter().map(|&v| i64t.const_int(v as u64, true)).collect::<Vec<_>>());
+        let init = i64t.const_array(
+            &values.iter().map(|&v| i64t.const_int(v as u64, true)).collect::<Vec<_>>(),
+        );
         let g = self.module.add_global(init.get_type(), None, name);
         make_private_constant(g, &init);
         g
@@ -227,30 +263,46 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     /// Allocates `%.offload_baseptrs`, `%.offload_ptrs` (and `%.offload_sizes` when a size is
     /// only known at run time) in the entry block, and fills them before `at`. Constant sizes
     /// go to a `.offload_sizes.<sym>` global instead.
-    fn arg_arrays(&mut self, function: FunctionValue<'ctx>, at: InstructionValue<'ctx>, sym: &str, entries: &[ArgEntry<'ctx>]) -> Result<ArgArrays<'ctx>> {
+    fn arg_arrays(
+        &mut self,
+        function: FunctionValue<'ctx>,
+        at: InstructionValue<'ctx>,
+        sym: &str,
+        entries: &[ArgEntry<'ctx>],
+    ) -> Result<ArgArrays<'ctx>> {
         let ptr_ty = self.cx.ptr_type(AddressSpace::default());
         let i64t = self.cx.i64_type();
         let n = entries.len() as u32;
-        let base_ptrs = self.entry_alloca(function, ptr_ty.array_type(n).into(), ".offload_baseptrs")?;
+        let base_ptrs =
+            self.entry_alloca(function, ptr_ty.array_type(n).into(), ".offload_baseptrs")?;
         let ptrs = self.entry_alloca(function, ptr_ty.array_type(n).into(), ".offload_ptrs")?;
-        let constant_sizes: Option<Vec<i64>> = entries.iter().map(|e| e.size.get_sign_extended_constant()).collect();
+        let constant_sizes: Option<Vec<i64>> =
+            entries.iter().map(|e| e.size.get_sign_extended_constant()).collect();
         let sizes = match &constant_sizes {
             Some(sizes) => self.sized_table(sym, sizes).as_pointer_value(),
             None => self.entry_alloca(function, i64t.array_type(n).into(), ".offload_sizes")?,
         };
         self.builder.position_before(&at);
         for (i, e) in entries.iter().enumerate() {
-            let index = [self.cx.i32_type().const_zero(), self.cx.i32_type().const_int(i as u64, false)];
-            let ptr_value: BasicValueEnum<'ctx> = e.ptr.unwrap_or_else(|| ptr_ty.const_null().into());
+            let index =
+                [self.cx.i32_type().const_zero(), self.cx.i32_type().const_int(i as u64, false)];
+            let ptr_value: BasicValueEnum<'ctx> =
+                e.ptr.unwrap_or_else(|| ptr_ty.const_null().into());
             let base = self.as_ptr(e.base)?;
             let ptr = self.as_ptr(ptr_value)?;
             // SAFETY (of the GEPs): `i` < n, inside the arrays allocated above.
-            let b = unsafe { self.builder.build_in_bounds_gep(ptr_ty.array_type(n), base_ptrs, &index, "") }?;
+            let b = unsafe {
+                self.builder.build_in_bounds_gep(ptr_ty.array_type(n), base_ptrs, &index, "")
+            }?;
             self.builder.build_store(b, base)?;
-            let p = unsafe { self.builder.build_in_bounds_gep(ptr_ty.array_type(n), ptrs, &index, "") }?;
+            let p = unsafe {
+                self.builder.build_in_bounds_gep(ptr_ty.array_type(n), ptrs, &index, "")
+            }?;
             self.builder.build_store(p, ptr)?;
             if constant_sizes.is_none() {
-                let s = unsafe { self.builder.build_in_bounds_gep(i64t.array_type(n), sizes, &index, "") }?;
+                let s = unsafe {
+                    self.builder.build_in_bounds_gep(i64t.array_type(n), sizes, &index, "")
+                }?;
                 self.builder.build_store(s, e.size)?;
             }
         }
@@ -271,14 +323,24 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     fn as_ptr(&self, v: BasicValueEnum<'ctx>) -> Result<PointerValue<'ctx>> {
         Ok(match v {
             BasicValueEnum::PointerValue(p) => p,
-            BasicValueEnum::IntValue(i) => self.builder.build_int_to_ptr(i, self.cx.ptr_type(AddressSpace::default()), "")?,
-            other => anyhow::bail!("an argument slot must be a pointer or an integer, found {other}"),
+            BasicValueEnum::IntValue(i) => {
+                self.builder.build_int_to_ptr(i, self.cx.ptr_type(AddressSpace::default()), "")?
+            }
+            other => {
+                anyhow::bail!("an argument slot must be a pointer or an integer, found {other}")
+            }
         })
     }
 
     /// An alloca at the top of the entry block, so loops and branches never grow the stack.
-    fn entry_alloca(&self, function: FunctionValue<'ctx>, ty: inkwell::types::BasicTypeEnum<'ctx>, name: &str) -> Result<PointerValue<'ctx>> {
-        let entry = function.get_first_basic_block().context("a function with a marker call has a body")?;
+    fn entry_alloca(
+        &self,
+        function: FunctionValue<'ctx>,
+        ty: inkwell::types::BasicTypeEnum<'ctx>,
+        name: &str,
+    ) -> Result<PointerValue<'ctx>> {
+        let entry =
+            function.get_first_basic_block().context("a function with a marker call has a body")?;
         let b = self.cx.create_builder();
         match entry.get_first_instruction() {
             Some(first) => b.position_before(&first),
@@ -287,7 +349,14 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         Ok(b.build_alloca(ty, name)?)
     }
 
-    fn call_mapper(&self, mapper: FunctionValue<'ctx>, device: IntValue<'ctx>, n: u64, arrays: &ArgArrays<'ctx>, types: GlobalValue<'ctx>) -> Result<()> {
+    fn call_mapper(
+        &self,
+        mapper: FunctionValue<'ctx>,
+        device: IntValue<'ctx>,
+        n: u64,
+        arrays: &ArgArrays<'ctx>,
+        types: GlobalValue<'ctx>,
+    ) -> Result<()> {
         let null = self.cx.ptr_type(AddressSpace::default()).const_null();
         let args: [BasicMetadataValueEnum<'ctx>; 9] = [
             self.rt.loc.as_pointer_value().into(),

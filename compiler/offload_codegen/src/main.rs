@@ -14,7 +14,10 @@ use inkwell::module::Module;
 use offload_codegen::{Config, Image, RuntimeAbi};
 
 #[derive(Parser)]
-#[command(name = "offload-lower", about = "Lower offload intrinsics into OpenMP offload runtime calls")]
+#[command(
+    name = "offload-lower",
+    about = "Lower offload intrinsics into OpenMP offload runtime calls"
+)]
 struct Args {
     /// Input module: LLVM IR text (`.ll`) or bitcode.
     input: PathBuf,
@@ -58,25 +61,34 @@ fn run(args: Args) -> Result<()> {
     let images = args.images.iter().map(|s| parse_image(s)).collect::<Result<Vec<_>>>()?;
     offload_codegen::lower(&cx, &module, &Config { abi: args.abi, images })?;
     match args.emit {
-        Emit::LlvmIr => module.print_to_file(&args.output).map_err(|e| anyhow!("writing {}: {e}", args.output.display())),
+        Emit::LlvmIr => module
+            .print_to_file(&args.output)
+            .map_err(|e| anyhow!("writing {}: {e}", args.output.display())),
         Emit::LlvmBc => {
-            if module.write_bitcode_to_path(&args.output) { Ok(()) } else { Err(anyhow!("writing {}", args.output.display())) }
+            if module.write_bitcode_to_path(&args.output) {
+                Ok(())
+            } else {
+                Err(anyhow!("writing {}", args.output.display()))
+            }
         }
         Emit::Obj => offload_codegen::write_object(&module, args.opt_level, &args.output),
     }
 }
 
 fn read_module<'ctx>(cx: &'ctx Context, path: &std::path::Path) -> Result<Module<'ctx>> {
-    let buffer = MemoryBuffer::create_from_file(path).map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
+    let buffer = MemoryBuffer::create_from_file(path)
+        .map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
     if buffer.as_slice().starts_with(b"BC\xC0\xDE") {
-        Module::parse_bitcode_from_buffer(&buffer, cx).map_err(|e| anyhow!("parsing bitcode {}: {e}", path.display()))
+        Module::parse_bitcode_from_buffer(&buffer, cx)
+            .map_err(|e| anyhow!("parsing bitcode {}: {e}", path.display()))
     } else {
         cx.create_module_from_ir(buffer).map_err(|e| anyhow!("parsing IR {}: {e}", path.display()))
     }
 }
 
 fn parse_image(spec: &str) -> Result<Image> {
-    let (triple, path) = spec.split_once('=').ok_or_else(|| anyhow!("--image takes TRIPLE=PATH, got `{spec}`"))?;
+    let (triple, path) =
+        spec.split_once('=').ok_or_else(|| anyhow!("--image takes TRIPLE=PATH, got `{spec}`"))?;
     let bytes = std::fs::read(path).with_context(|| format!("reading image {path}"))?;
     Ok(Image { triple: triple.to_owned(), bytes })
 }

@@ -21,7 +21,9 @@ pub(crate) fn launch_slot(kind: i64) -> Option<SlotMapTypes> {
     match kind {
         // Scalars keep LITERAL in every phase: the mappers skip them, and the runtime never
         // reads the value bits as an address.
-        arg_kind::LITERAL => split(LITERAL | IMPLICIT, LITERAL | IMPLICIT | TARGET_PARAM, LITERAL | IMPLICIT),
+        arg_kind::LITERAL => {
+            split(LITERAL | IMPLICIT, LITERAL | IMPLICIT | TARGET_PARAM, LITERAL | IMPLICIT)
+        }
         arg_kind::MAP_TO => split(TO, TARGET_PARAM, NONE),
         arg_kind::MAP_TO_FROM => split(TO, TARGET_PARAM, FROM),
         // Already mapped by a live guard: no copy in any phase.

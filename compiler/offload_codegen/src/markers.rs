@@ -4,7 +4,9 @@
 //! is silently dropped.
 
 use inkwell::module::Module;
-use inkwell::values::{BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, IntValue};
+use inkwell::values::{
+    BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, IntValue,
+};
 use offload::intrinsics::{LAUNCH_PREFIX, PRELOAD, RELEASE};
 
 /// Prefix every marker shares; an unknown name under it is an error.
@@ -57,7 +59,10 @@ pub(crate) fn collect<'ctx>(module: &Module<'ctx>) -> Result<Vec<Marker<'ctx>>, 
                 }
                 let at = || format!("in `{}`", function.get_name().to_string_lossy());
                 if inst.get_opcode() != InstructionOpcode::Call {
-                    errors.push(format!("`{callee}` {} is not a plain call (the markers cannot unwind)", at()));
+                    errors.push(format!(
+                        "`{callee}` {} is not a plain call (the markers cannot unwind)",
+                        at()
+                    ));
                     continue;
                 }
                 match read(inst, function, &callee) {
@@ -80,16 +85,24 @@ fn callee_name(inst: InstructionValue<'_>) -> Option<String> {
     Some(ptr.get_name().to_str().ok()?.to_owned())
 }
 
-fn read<'ctx>(inst: InstructionValue<'ctx>, function: FunctionValue<'ctx>, callee: &str) -> Result<Marker<'ctx>, String> {
+fn read<'ctx>(
+    inst: InstructionValue<'ctx>,
+    function: FunctionValue<'ctx>,
+    callee: &str,
+) -> Result<Marker<'ctx>, String> {
     let call = CallSiteValue::try_from(inst).map_err(|_| format!("`{callee}` is not a call"))?;
     // The last operand of a call is the callee itself.
-    let args: Vec<BasicValueEnum<'ctx>> =
-        (0..call.count_arguments()).map(|i| inst.get_operand(i).and_then(|o| o.value()).ok_or("operand")).collect::<Result<_, _>>()
-            .map_err(|_| format!("`{callee}` has an operand that is not a value"))?;
+    let args: Vec<BasicValueEnum<'ctx>> = (0..call.count_arguments())
+        .map(|i| inst.get_operand(i).and_then(|o| o.value()).ok_or("operand"))
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("`{callee}` has an operand that is not a value"))?;
     match callee {
         PRELOAD | RELEASE => {
             let [device, ptr, size, kind] = args[..] else {
-                return Err(format!("`{callee}` takes 4 operands (device, ptr, size, kind), found {}", args.len()));
+                return Err(format!(
+                    "`{callee}` takes 4 operands (device, ptr, size, kind), found {}",
+                    args.len()
+                ));
             };
             let map = MapCall {
                 call: inst,
@@ -117,7 +130,11 @@ fn read<'ctx>(inst: InstructionValue<'ctx>, function: FunctionValue<'ctx>, calle
                 .enumerate()
                 .map(|(i, t)| {
                     let what = format!("kind of slot {i}");
-                    Ok(Slot { kind: constant(t[0], callee, &what)?, value: t[1], size: int(t[2], callee, "size")? })
+                    Ok(Slot {
+                        kind: constant(t[0], callee, &what)?,
+                        value: t[1],
+                        size: int(t[2], callee, "size")?,
+                    })
                 })
                 .collect::<Result<Vec<_>, String>>()?;
             Ok(Marker::Launch(LaunchCall {
@@ -130,7 +147,9 @@ fn read<'ctx>(inst: InstructionValue<'ctx>, function: FunctionValue<'ctx>, calle
                 slots,
             }))
         }
-        _ => Err(format!("unknown offload intrinsic `{callee}` (this lowering knows {PRELOAD}, {RELEASE}, {LAUNCH_PREFIX}<kernel>)")),
+        _ => Err(format!(
+            "unknown offload intrinsic `{callee}` (this lowering knows {PRELOAD}, {RELEASE}, {LAUNCH_PREFIX}<kernel>)"
+        )),
     }
 }
 
@@ -142,7 +161,9 @@ fn int<'ctx>(v: BasicValueEnum<'ctx>, callee: &str, what: &str) -> Result<IntVal
 }
 
 fn constant(v: BasicValueEnum<'_>, callee: &str, what: &str) -> Result<i64, String> {
-    int(v, callee, what)?
-        .get_sign_extended_constant()
-        .ok_or_else(|| format!("`{callee}`: the {what} operand must be a constant (it comes from an associated const)"))
+    int(v, callee, what)?.get_sign_extended_constant().ok_or_else(|| {
+        format!(
+            "`{callee}`: the {what} operand must be a constant (it comes from an associated const)"
+        )
+    })
 }

@@ -4,11 +4,12 @@
 
 use anyhow::Result;
 use inkwell::AddressSpace;
-use inkwell::module::Linkage;
 use inkwell::GlobalVisibility;
+use inkwell::module::Linkage;
 use inkwell::values::{BasicValueEnum, GlobalValue, PointerValue, StructValue};
 
 use crate::abi::{OffloadEntry, RuntimeAbi};
+use crate::appending;
 use crate::lower::Lowering;
 use crate::runtime::make_private_constant;
 
@@ -34,37 +35,60 @@ impl<'ctx> Lowering<'_, 'ctx> {
         let i64t = cx.i64_type();
 
         // 1. one `.offloading.entry.<kernel>` per kernel, gathered by the linker in one section
-        let entries: Vec<GlobalValue> = self.kernels.iter().map(|(kernel, region_id)| self.entry(abi, kernel, *region_id)).collect();
+        let entries: Vec<GlobalValue> = self
+            .kernels
+            .iter()
+            .map(|(kernel, region_id)| self.entry(abi, kernel, *region_id))
+            .collect();
         let (begin, end) = if entries.is_empty() {
             (ptr_ty.const_null(), ptr_ty.const_null())
         } else {
             let section = abi.entries_section();
             let bound = |name: &str| {
-                let g = self.module.get_global(name).unwrap_or_else(|| self.module.add_global(self.rt.entry_ty, None, name));
+                let g = self
+                    .module
+                    .get_global(name)
+                    .unwrap_or_else(|| self.module.add_global(self.rt.entry_ty, None, name));
                 g.set_linkage(Linkage::External);
                 g.set_visibility(GlobalVisibility::Hidden);
                 g.as_pointer_value()
             };
             (bound(&format!("__start_{section}")), bound(&format!("__stop_{section}")))
         };
-        self.append_to_used("llvm.compiler.used", &entries.iter().map(|g| g.as_pointer_value()).collect::<Vec<_>>());
+        // `llvm.used`, not `llvm.compiler.used`: it also marks the sections SHF_GNU_RETAIN, so
+        // linkers that do not keep sections for `__start_`/`__stop_` references (lld) keep them.
+        appending::append_used(
+            self.module,
+            "llvm.used",
+            &entries.iter().map(|g| g.as_pointer_value()).collect::<Vec<_>>(),
+        );
 
         // 2. the images, each with the entries
         let image_values: Vec<StructValue> = images
             .iter()
             .map(|image| {
                 let data = cx.const_string(&image.bytes, false);
-                let g = self.module.add_global(data.get_type(), None, ".omp_offloading.device_image");
+                let g =
+                    self.module.add_global(data.get_type(), None, ".omp_offloading.device_image");
                 make_private_constant(g, &data);
                 g.set_alignment(IMAGE_ALIGN);
                 let start = g.as_pointer_value();
                 // SAFETY: one past the end of the image array.
-                let stop = unsafe { start.const_gep(cx.i8_type(), &[i64t.const_int(image.bytes.len() as u64, false)]) };
-                self.rt.image_ty.const_named_struct(&[start.into(), stop.into(), begin.into(), end.into()])
+                let stop = unsafe {
+                    start
+                        .const_gep(cx.i8_type(), &[i64t.const_int(image.bytes.len() as u64, false)])
+                };
+                self.rt.image_ty.const_named_struct(&[
+                    start.into(),
+                    stop.into(),
+                    begin.into(),
+                    end.into(),
+                ])
             })
             .collect();
         let images_array = self.rt.image_ty.const_array(&image_values);
-        let images_global = self.module.add_global(images_array.get_type(), None, ".omp_offloading.device_images");
+        let images_global =
+            self.module.add_global(images_array.get_type(), None, ".omp_offloading.device_images");
         make_private_constant(images_global, &images_array);
 
         // 3. the descriptor
@@ -74,19 +98,28 @@ impl<'ctx> Lowering<'_, 'ctx> {
             begin.into(),
             end.into(),
         ]);
-        let desc_global = self.module.add_global(self.rt.desc_ty, None, ".omp_offloading.descriptor");
+        let desc_global =
+            self.module.add_global(self.rt.desc_ty, None, ".omp_offloading.descriptor");
         desc_global.set_initializer(&desc);
         desc_global.set_constant(true);
         desc_global.set_linkage(Linkage::Internal);
 
         // 4. `.omp_offloading.descriptor_reg`: register, and unregister at exit
         let void_fn = cx.void_type().fn_type(&[], false);
-        let unreg = self.module.add_function(".omp_offloading.descriptor_unreg", void_fn, Some(Linkage::Internal));
+        let unreg = self.module.add_function(
+            ".omp_offloading.descriptor_unreg",
+            void_fn,
+            Some(Linkage::Internal),
+        );
         let b = cx.create_builder();
         b.position_at_end(cx.append_basic_block(unreg, "entry"));
         b.build_call(self.rt.unregister_lib, &[desc_global.as_pointer_value().into()], "")?;
         b.build_return(None)?;
-        let reg = self.module.add_function(".omp_offloading.descriptor_reg", void_fn, Some(Linkage::Internal));
+        let reg = self.module.add_function(
+            ".omp_offloading.descriptor_reg",
+            void_fn,
+            Some(Linkage::Internal),
+        );
         b.position_at_end(cx.append_basic_block(reg, "entry"));
         b.build_call(self.rt.register_lib, &[desc_global.as_pointer_value().into()], "")?;
         b.build_call(self.rt.atexit, &[unreg.as_global_value().as_pointer_value().into()], "")?;
@@ -95,15 +128,26 @@ impl<'ctx> Lowering<'_, 'ctx> {
         Ok(())
     }
 
-    fn entry(&self, abi: RuntimeAbi, kernel: &str, region_id: GlobalValue<'ctx>) -> GlobalValue<'ctx> {
+    fn entry(
+        &self,
+        abi: RuntimeAbi,
+        kernel: &str,
+        region_id: GlobalValue<'ctx>,
+    ) -> GlobalValue<'ctx> {
         let name = self.cx.const_string(kernel.as_bytes(), true);
-        let name_global = self.module.add_global(name.get_type(), None, &format!(".offloading.entry_name.{kernel}"));
+        let name_global = self.module.add_global(
+            name.get_type(),
+            None,
+            &format!(".offloading.entry_name.{kernel}"),
+        );
         name_global.set_initializer(&name);
         name_global.set_constant(true);
         name_global.set_linkage(Linkage::Internal);
         name_global.set_unnamed_addr(true);
-        let init = OffloadEntry::init_kernel(self.cx, abi, self.rt.entry_ty, region_id, name_global);
-        let g = self.module.add_global(self.rt.entry_ty, None, &format!(".offloading.entry.{kernel}"));
+        let init =
+            OffloadEntry::init_kernel(self.cx, abi, self.rt.entry_ty, region_id, name_global);
+        let g =
+            self.module.add_global(self.rt.entry_ty, None, &format!(".offloading.entry.{kernel}"));
         g.set_initializer(&init);
         g.set_constant(true);
         g.set_linkage(Linkage::Internal);
@@ -122,7 +166,7 @@ impl<'ctx> Lowering<'_, 'ctx> {
             reg.into(),
             ptr_ty.const_null().into(),
         ]);
-        let mut all: Vec<StructValue> = existing_elements(self.module.get_global("llvm.global_ctors"))
+        let mut all: Vec<StructValue> = appending::elements(self.module, "llvm.global_ctors")
             .into_iter()
             .filter_map(|v| match v {
                 BasicValueEnum::StructValue(s) => Some(s),
@@ -130,48 +174,11 @@ impl<'ctx> Lowering<'_, 'ctx> {
             })
             .collect();
         all.push(ours);
-        self.replace_appending("llvm.global_ctors", ctor_ty.const_array(&all).into(), None);
+        appending::replace(
+            self.module,
+            "llvm.global_ctors",
+            ctor_ty.const_array(&all).into(),
+            None,
+        );
     }
-
-    /// Appends pointers to `@llvm.used` / `@llvm.compiler.used`.
-    fn append_to_used(&self, name: &str, values: &[PointerValue<'ctx>]) {
-        if values.is_empty() {
-            return;
-        }
-        let ptr_ty = self.cx.ptr_type(AddressSpace::default());
-        let mut all: Vec<PointerValue> = existing_elements(self.module.get_global(name))
-            .into_iter()
-            .filter_map(|v| match v {
-                BasicValueEnum::PointerValue(p) => Some(p),
-                _ => None,
-            })
-            .collect();
-        all.extend_from_slice(values);
-        self.replace_appending(name, ptr_ty.const_array(&all).into(), Some("llvm.metadata"));
-    }
-
-    fn replace_appending(&self, name: &str, init: BasicValueEnum<'ctx>, section: Option<&str>) {
-        if let Some(old) = self.module.get_global(name) {
-            // SAFETY: appending globals are only referenced by name, never by use.
-            unsafe { old.delete() };
-        }
-        let g = self.module.add_global(init.get_type(), None, name);
-        g.set_initializer(&init);
-        g.set_linkage(Linkage::Appending);
-        if let Some(s) = section {
-            g.set_section(Some(s));
-        }
-    }
-}
-
-fn existing_elements<'ctx>(global: Option<GlobalValue<'ctx>>) -> Vec<BasicValueEnum<'ctx>> {
-    let Some(BasicValueEnum::ArrayValue(array)) = global.and_then(|g| g.get_initializer()) else {
-        return Vec::new();
-    };
-    use inkwell::llvm_sys::core::LLVMGetAggregateElement;
-    use inkwell::values::AsValueRef;
-    (0..array.get_type().len())
-        // SAFETY: `i` is below the array's length, and the element is a constant of the module.
-        .map(|i| unsafe { BasicValueEnum::new(LLVMGetAggregateElement(array.as_value_ref(), i)) })
-        .collect()
 }

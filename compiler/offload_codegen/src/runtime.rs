@@ -40,22 +40,40 @@ impl<'ctx> Runtime<'ctx> {
         let ptr = cx.ptr_type(AddressSpace::default());
         let (void, i32t, i64t) = (cx.void_type(), cx.i32_type(), cx.i64_type());
         let mapper_ty = void.fn_type(
-            &[ptr.into(), i64t.into(), i32t.into(), ptr.into(), ptr.into(), ptr.into(), ptr.into(), ptr.into(), ptr.into()],
+            &[
+                ptr.into(),
+                i64t.into(),
+                i32t.into(),
+                ptr.into(),
+                ptr.into(),
+                ptr.into(),
+                ptr.into(),
+                ptr.into(),
+                ptr.into(),
+            ],
             false,
         );
-        let declare = |name: &str, ty| module.get_function(name).unwrap_or_else(|| module.add_function(name, ty, None));
+        let declare = |name: &str, ty| {
+            module.get_function(name).unwrap_or_else(|| module.add_function(name, ty, None))
+        };
         let ident_ty = Ident::declare(cx);
         let psource = cx.const_string(UNKNOWN_LOCATION.as_bytes(), true);
         let psource_global = module.add_global(psource.get_type(), None, ".offload.loc.str");
         make_private_constant(psource_global, &psource);
         let loc = module.add_global(ident_ty, None, ".offload.loc");
-        make_private_constant(loc, &Ident::init(cx, ident_ty, psource_global, UNKNOWN_LOCATION.len()));
+        make_private_constant(
+            loc,
+            &Ident::init(cx, ident_ty, psource_global, UNKNOWN_LOCATION.len()),
+        );
         Runtime {
             begin_mapper: declare("__tgt_target_data_begin_mapper", mapper_ty),
             end_mapper: declare("__tgt_target_data_end_mapper", mapper_ty),
             target_kernel: declare(
                 "__tgt_target_kernel",
-                i32t.fn_type(&[ptr.into(), i64t.into(), i32t.into(), i32t.into(), ptr.into(), ptr.into()], false),
+                i32t.fn_type(
+                    &[ptr.into(), i64t.into(), i32t.into(), i32t.into(), ptr.into(), ptr.into()],
+                    false,
+                ),
             ),
             register_lib: declare("__tgt_register_lib", void.fn_type(&[ptr.into()], false)),
             unregister_lib: declare("__tgt_unregister_lib", void.fn_type(&[ptr.into()], false)),
@@ -70,7 +88,10 @@ impl<'ctx> Runtime<'ctx> {
 }
 
 /// `private unnamed_addr constant`, the linkage of every table the lowering emits.
-pub(crate) fn make_private_constant<'ctx>(global: GlobalValue<'ctx>, init: &dyn inkwell::values::BasicValue<'ctx>) {
+pub(crate) fn make_private_constant<'ctx>(
+    global: GlobalValue<'ctx>,
+    init: &dyn inkwell::values::BasicValue<'ctx>,
+) {
     global.set_initializer(init);
     global.set_constant(true);
     global.set_linkage(Linkage::Private);

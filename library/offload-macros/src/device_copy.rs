@@ -40,7 +40,8 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
         });
     }
     // A generic struct is plain data exactly when its fields are, for the parameters given.
-    let mut predicates = where_clause.map(|w| w.predicates.iter().cloned().collect()).unwrap_or_else(Vec::new);
+    let mut predicates =
+        where_clause.map(|w| w.predicates.iter().cloned().collect()).unwrap_or_else(Vec::new);
     for field in &data.fields {
         let ty = &field.ty;
         predicates.push(syn::parse_quote!(#ty: ::offload::DeviceCopy));

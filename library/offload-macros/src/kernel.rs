@@ -39,7 +39,10 @@ fn check_signature(func: &ItemFn) -> Result<()> {
         return refuse(a, "a kernel cannot be async");
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        return refuse(&sig.generics, "a kernel cannot be generic: it is one symbol in the device image");
+        return refuse(
+            &sig.generics,
+            "a kernel cannot be generic: it is one symbol in the device image",
+        );
     }
     if let ReturnType::Type(_, ty) = &sig.output {
         return refuse(ty, "a kernel returns nothing: write results through a `&mut` parameter");
@@ -82,14 +85,20 @@ impl Param {
         let word = quote!(u64);
         match &self.shape {
             Shape::Value(ty) => (vec![(address.clone(), word)], quote!(#p::value::<#ty>(#address))),
-            Shape::Ref { elem, mutable: false } => (vec![(address.clone(), ptr)], quote!(#p::reference::<#elem>(#address))),
-            Shape::Ref { elem, mutable: true } => (vec![(address.clone(), ptr)], quote!(#p::reference_mut::<#elem>(#address))),
-            Shape::Slice { elem, mutable: false } => {
-                (vec![(address.clone(), ptr), (len.clone(), word)], quote!(#p::slice::<#elem>(#address, #len)))
+            Shape::Ref { elem, mutable: false } => {
+                (vec![(address.clone(), ptr)], quote!(#p::reference::<#elem>(#address)))
             }
-            Shape::Slice { elem, mutable: true } => {
-                (vec![(address.clone(), ptr), (len.clone(), word)], quote!(#p::slice_mut::<#elem>(#address, #len)))
+            Shape::Ref { elem, mutable: true } => {
+                (vec![(address.clone(), ptr)], quote!(#p::reference_mut::<#elem>(#address)))
             }
+            Shape::Slice { elem, mutable: false } => (
+                vec![(address.clone(), ptr), (len.clone(), word)],
+                quote!(#p::slice::<#elem>(#address, #len)),
+            ),
+            Shape::Slice { elem, mutable: true } => (
+                vec![(address.clone(), ptr), (len.clone(), word)],
+                quote!(#p::slice_mut::<#elem>(#address, #len)),
+            ),
         }
     }
 
@@ -156,7 +165,8 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
     let mut marker_args = Vec::new();
     let mut slot = 0usize;
     let mut push_slot = |kind: TokenStream, value: TokenStream, size: TokenStream| {
-        let (k, v, s) = (format_ident!("k{slot}"), format_ident!("v{slot}"), format_ident!("s{slot}"));
+        let (k, v, s) =
+            (format_ident!("k{slot}"), format_ident!("v{slot}"), format_ident!("s{slot}"));
         marker_params.push(quote!(#k: i64, #v: *const u8, #s: i64));
         marker_args.push(quote!(#kind, #value, #size));
         slot += 1;

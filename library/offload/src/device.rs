@@ -8,7 +8,8 @@ use crate::sys;
 /// name when the CUDA driver reports one (the runtime's CUDA plugin then comes first), else
 /// the runtime's x86_64 host-offload plugin.
 pub fn device_name() -> String {
-    cuda_device_name().unwrap_or_else(|| "host-offload x86_64 (libomptarget host plugin, no GPU)".to_owned())
+    cuda_device_name()
+        .unwrap_or_else(|| "host-offload x86_64 (libomptarget host plugin, no GPU)".to_owned())
 }
 
 /// Device 0's name from the CUDA driver, if a driver with a device is installed.

@@ -19,7 +19,25 @@ macro_rules! impl_device_copy {
     ($($t:ty),* $(,)?) => { $(unsafe impl DeviceCopy for $t {})* };
 }
 
-impl_device_copy!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64, bool, char, ());
+impl_device_copy!(
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    f32,
+    f64,
+    bool,
+    char,
+    ()
+);
 
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 unsafe impl<T: DeviceCopy> DeviceCopy for [T] {}

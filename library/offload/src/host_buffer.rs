@@ -33,7 +33,8 @@ impl<T: DeviceCopy + Copy> HostBuffer<T> {
     /// (`DeviceCopy` types are plain data); callers fill it before handing it out.
     fn uninit(len: usize) -> Result<Self, Error> {
         let device = rt::default_device()?;
-        let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::MapFailed { bytes: usize::MAX })?;
+        let bytes =
+            len.checked_mul(size_of::<T>()).ok_or(Error::MapFailed { bytes: usize::MAX })?;
         if bytes == 0 {
             return Ok(HostBuffer { ptr: NonNull::dangling(), len, device });
         }

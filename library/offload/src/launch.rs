@@ -98,7 +98,12 @@ unsafe impl<T: DeviceCopy + Copy> KernelArg<param::Val<T>> for T {
     const KIND: i64 = arg_kind::LITERAL;
     #[inline(always)]
     fn address(&self) -> *const u8 {
-        const { assert!(size_of::<T>() <= 8, "a kernel parameter taken by value must fit in 8 bytes: take it by reference") };
+        const {
+            assert!(
+                size_of::<T>() <= 8,
+                "a kernel parameter taken by value must fit in 8 bytes: take it by reference"
+            )
+        };
         let mut slot = 0u64;
         // SAFETY: at most 8 bytes of plain data copied into an 8-byte slot.
         unsafe {
@@ -146,7 +151,9 @@ pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<(i32, i32
     let invalid = |reason| Err(Error::InvalidGeometry { kernel, reason });
     let ([gx, gy, gz], [bx, by, bz]) = (grid.0, block.0);
     if gy != 1 || gz != 1 || by != 1 || bz != 1 {
-        return invalid("libomptarget 19 launches along x only: use [n, 1, 1] and index with gpu::*_x");
+        return invalid(
+            "libomptarget 19 launches along x only: use [n, 1, 1] and index with gpu::*_x",
+        );
     }
     if gx == 0 || bx == 0 {
         return invalid("grid and block must be at least 1");

@@ -26,6 +26,9 @@
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx))]
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 #[cfg(not(offload_device))]
 mod device;
 mod device_copy;
@@ -38,9 +41,6 @@ pub mod intrinsics;
 mod launch;
 #[cfg(not(offload_device))]
 mod preload;
-#[doc(hidden)]
-#[path = "private.rs"]
-pub mod __private;
 #[cfg(not(offload_device))]
 mod rt;
 #[cfg(not(offload_device))]

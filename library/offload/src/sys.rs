@@ -25,7 +25,10 @@ unsafe extern "C" {
     /// Loads a shared library (glibc).
     pub fn dlopen(filename: *const core::ffi::c_char, flags: c_int) -> *mut core::ffi::c_void;
     /// Looks a symbol up in a library `dlopen` returned.
-    pub fn dlsym(handle: *mut core::ffi::c_void, symbol: *const core::ffi::c_char) -> *mut core::ffi::c_void;
+    pub fn dlsym(
+        handle: *mut core::ffi::c_void,
+        symbol: *const core::ffi::c_char,
+    ) -> *mut core::ffi::c_void;
 }
 
 unsafe extern "C" {

@@ -81,7 +81,10 @@ fn install_packages() -> Result<()> {
     }
     let line = format!("apt-get install -y --no-install-recommends {}", missing.join(" "));
     if !is_root() {
-        bail!("the clang OpenMP anchor needs Debian packages {} (run as root: {line})", missing.join(", "));
+        bail!(
+            "the clang OpenMP anchor needs Debian packages {} (run as root: {line})",
+            missing.join(", ")
+        );
     }
     eprintln!("x: installing {}", missing.join(" "));
     shell::run("apt-get update", Command::new("apt-get").args(["update", "-qq"]))?;
@@ -108,7 +111,11 @@ fn package_installed(name: &str) -> bool {
 }
 
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
 }
 
 /// `<tools>/cuda-11.8`, the `--cuda-path` folder: bin/ptxas, bin/nvlink and
@@ -127,10 +134,16 @@ fn cuda_dir(tools: &Path) -> Result<PathBuf> {
             Some(deb) => deb,
             None => download_toolkit(tools)?,
         };
-        shell::run(&format!("dpkg -x {}", deb.display()), Command::new("dpkg").arg("-x").arg(&deb).arg(&unpacked))?;
+        shell::run(
+            &format!("dpkg -x {}", deb.display()),
+            Command::new("dpkg").arg("-x").arg(&deb).arg(&unpacked),
+        )?;
         for (from, _) in TOOLKIT_FILES {
             if !unpacked.join(from).is_file() {
-                bail!("{} holds no {from} (remove it and run again to fetch it anew)", deb.display());
+                bail!(
+                    "{} holds no {from} (remove it and run again to fetch it anew)",
+                    deb.display()
+                );
             }
         }
     }
@@ -152,8 +165,12 @@ fn cuda_dir(tools: &Path) -> Result<PathBuf> {
         }
         // Relative, so the folder survives a move of the checkout.
         let depth = Path::new(to).components().count() - 1;
-        let target: PathBuf = std::iter::repeat_n(Path::new(".."), depth + 1).collect::<PathBuf>().join("deb").join(from);
-        symlink(&target, &link).with_context(|| format!("linking {} to {}", link.display(), target.display()))?;
+        let target: PathBuf = std::iter::repeat_n(Path::new(".."), depth + 1)
+            .collect::<PathBuf>()
+            .join("deb")
+            .join(from);
+        symlink(&target, &link)
+            .with_context(|| format!("linking {} to {}", link.display(), target.display()))?;
     }
     fs::create_dir_all(cuda.join("include"))?;
     fs::write(&header, "/* Stub for clang's CUDA detection: the version of the tools in ../bin. */\n#define CUDA_VERSION 11080\n")
@@ -180,18 +197,29 @@ fn find_deb(tools: &Path) -> Result<Option<PathBuf>> {
 fn download_toolkit(tools: &Path) -> Result<PathBuf> {
     // Per user: a folder another user left behind would not be writable.
     let uid = shell::capture("id -u", Command::new("id").arg("-u"))?;
-    let apt = std::env::temp_dir().join(format!("offload-anchor-apt-{}", String::from_utf8_lossy(&uid.stdout).trim()));
+    let apt = std::env::temp_dir()
+        .join(format!("offload-anchor-apt-{}", String::from_utf8_lossy(&uid.stdout).trim()));
     for dir in ["lists/partial", "cache/archives/partial", "sources.list.d"] {
-        fs::create_dir_all(apt.join(dir)).with_context(|| format!("creating {}", apt.join(dir).display()))?;
+        fs::create_dir_all(apt.join(dir))
+            .with_context(|| format!("creating {}", apt.join(dir).display()))?;
     }
     fs::create_dir_all(tools).with_context(|| format!("creating {}", tools.display()))?;
     let keyring = Path::new("/usr/share/keyrings/debian-archive-keyring.gpg");
     if !keyring.is_file() {
-        bail!("{} is missing (run as root: apt-get install debian-archive-keyring)", keyring.display());
+        bail!(
+            "{} is missing (run as root: apt-get install debian-archive-keyring)",
+            keyring.display()
+        );
     }
     let sources = apt.join("sources.list");
-    fs::write(&sources, format!("deb [signed-by={}] http://deb.debian.org/debian bookworm non-free\n", keyring.display()))
-        .with_context(|| format!("writing {}", sources.display()))?;
+    fs::write(
+        &sources,
+        format!(
+            "deb [signed-by={}] http://deb.debian.org/debian bookworm non-free\n",
+            keyring.display()
+        ),
+    )
+    .with_context(|| format!("writing {}", sources.display()))?;
     let options = [
         format!("Dir::Etc::SourceList={}", sources.display()),
         format!("Dir::Etc::SourceParts={}", apt.join("sources.list.d").display()),
@@ -210,11 +238,21 @@ fn download_toolkit(tools: &Path) -> Result<PathBuf> {
         cmd.arg("-qq");
         cmd
     };
-    eprintln!("x: fetching {TOOLKIT} 11.8 from Debian bookworm non-free (84 MB, download only) for the clang anchor");
-    shell::run("apt-get update (private bookworm non-free list)", apt_get().args(["update", "--error-on=any"]))
-        .context("could not read Debian's bookworm non-free package list (is deb.debian.org reachable?)")?;
-    shell::run(&format!("apt-get download {TOOLKIT}"), apt_get().current_dir(tools).args(["download", TOOLKIT]))
-        .with_context(|| format!("downloading {TOOLKIT} failed (is deb.debian.org reachable?)"))?;
+    eprintln!(
+        "x: fetching {TOOLKIT} 11.8 from Debian bookworm non-free (84 MB, download only) for the clang anchor"
+    );
+    shell::run(
+        "apt-get update (private bookworm non-free list)",
+        apt_get().args(["update", "--error-on=any"]),
+    )
+    .context(
+        "could not read Debian's bookworm non-free package list (is deb.debian.org reachable?)",
+    )?;
+    shell::run(
+        &format!("apt-get download {TOOLKIT}"),
+        apt_get().current_dir(tools).args(["download", TOOLKIT]),
+    )
+    .with_context(|| format!("downloading {TOOLKIT} failed (is deb.debian.org reachable?)"))?;
     match find_deb(tools)? {
         Some(deb) => Ok(deb),
         None => bail!("apt-get download left no {TOOLKIT}_*_amd64.deb in {}", tools.display()),
@@ -226,7 +264,12 @@ fn download_toolkit(tools: &Path) -> Result<PathBuf> {
 fn check_cubin(binary: &Path, cuda: &Path) -> Result<()> {
     let bytes = fs::read(binary).with_context(|| format!("reading {}", binary.display()))?;
     let mut found = false;
-    for at in bytes.windows(CUBIN_MAGIC.len()).enumerate().filter(|(_, w)| *w == CUBIN_MAGIC).map(|(i, _)| i) {
+    for at in bytes
+        .windows(CUBIN_MAGIC.len())
+        .enumerate()
+        .filter(|(_, w)| *w == CUBIN_MAGIC)
+        .map(|(i, _)| i)
+    {
         let Some(header) = bytes.get(at..at + 64) else { continue };
         if u16::from_le_bytes([header[18], header[19]]) != EM_CUDA {
             continue;

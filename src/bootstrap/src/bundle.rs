@@ -54,17 +54,25 @@ pub(crate) fn bundle(root: &Path, config: &Config, tools: &Tools) -> Result<()> 
     shell::run("strip", Command::new("strip").arg(out.join("target/debug/bootstrap")))?;
     let debs = out.join("debs");
     std::fs::create_dir_all(&debs)?;
-    shell::run("apt-get download", Command::new("apt-get").current_dir(&debs).arg("download").args(RUNTIME_DEBS))?;
+    shell::run(
+        "apt-get download",
+        Command::new("apt-get").current_dir(&debs).arg("download").args(RUNTIME_DEBS),
+    )?;
     let script = out.join("run-on-gpu.sh");
     std::fs::write(&script, RUN_SCRIPT)?;
     shell::run("chmod", Command::new("chmod").arg("+x").arg(&script))?;
-    println!("bundle: {} (on the GPU machine: ./run-on-gpu.sh test gpu; ./run-on-gpu.sh run saxpy)", out.display());
+    println!(
+        "bundle: {} (on the GPU machine: ./run-on-gpu.sh test gpu; ./run-on-gpu.sh run saxpy)",
+        out.display()
+    );
     Ok(())
 }
 
 /// Copies `file` to the same path under `out`.
 fn copy(root: &Path, file: &Path, out: &Path) -> Result<()> {
-    let Ok(relative) = file.strip_prefix(root) else { bail!("{} is outside the repository", file.display()) };
+    let Ok(relative) = file.strip_prefix(root) else {
+        bail!("{} is outside the repository", file.display())
+    };
     let to = out.join(relative);
     std::fs::create_dir_all(to.parent().unwrap_or(out))?;
     std::fs::copy(file, &to).with_context(|| format!("copying {}", file.display()))?;

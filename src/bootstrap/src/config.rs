@@ -49,8 +49,11 @@ impl Config {
         if !path.exists() {
             return Ok(Config::default());
         }
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        toml::from_str(&text).with_context(|| format!("{} is not a valid config (see config.example.toml)", path.display()))
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        toml::from_str(&text).with_context(|| {
+            format!("{} is not a valid config (see config.example.toml)", path.display())
+        })
     }
 }
 

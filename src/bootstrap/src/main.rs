@@ -77,7 +77,10 @@ fn run(args: &[String]) -> Result<()> {
                 programs::build(&root, &tools, &config, &dir, Flavor::Portable)?;
             }
             let bin = Flavor::Portable.bin_dir(&root).join(example);
-            let status = Command::new(&bin).args(example_args).status().with_context(|| format!("running {}", bin.display()))?;
+            let status = Command::new(&bin)
+                .args(example_args)
+                .status()
+                .with_context(|| format!("running {}", bin.display()))?;
             if !status.success() {
                 bail!("{example} failed ({status})");
             }

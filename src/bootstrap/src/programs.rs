@@ -11,7 +11,8 @@ use crate::shell;
 use crate::tools::Tools;
 
 /// Packages whose programs the run suite runs.
-pub(crate) const RUN_SUITE: &[&str] = &["tests/run", "examples/saxpy", "examples/jacobi", "benches/saxpy"];
+pub(crate) const RUN_SUITE: &[&str] =
+    &["tests/run", "examples/saxpy", "examples/jacobi", "benches/saxpy"];
 
 /// One `//@ run: ARGS => h2d=N d2h=M` line.
 #[derive(Debug, PartialEq, Eq)]
@@ -61,12 +62,25 @@ impl Flavor {
 }
 
 /// Builds a package with `cargo offload build`.
-pub(crate) fn build(root: &Path, tools: &Tools, config: &Config, package: &Path, flavor: Flavor) -> Result<()> {
+pub(crate) fn build(
+    root: &Path,
+    tools: &Tools,
+    config: &Config,
+    package: &Path,
+    flavor: Flavor,
+) -> Result<()> {
     let mut cmd = Command::new(&tools.cargo_offload);
     cmd.arg("build")
         .arg("--manifest-path")
         .arg(package.join("Cargo.toml"))
-        .args(["--devices", flavor.devices(), "--abi", &config.runtime.abi, "--target-cpu", &config.nvptx.target_cpu])
+        .args([
+            "--devices",
+            flavor.devices(),
+            "--abi",
+            &config.runtime.abi,
+            "--target-cpu",
+            &config.nvptx.target_cpu,
+        ])
         .arg("--runtime-dir")
         .arg(&config.runtime.dir)
         .env("CARGO_TARGET_DIR", flavor.target_dir(root));
@@ -86,7 +100,10 @@ pub(crate) fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Ve
         sources.push((main, name));
     }
     if let Ok(dir) = std::fs::read_dir(package.join("src/bin")) {
-        let mut bins: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "rs")).collect();
+        let mut bins: Vec<PathBuf> = dir
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+            .collect();
         bins.sort();
         for b in bins {
             let stem = b.file_stem().unwrap_or_default().to_string_lossy().into_owned();
@@ -96,7 +113,8 @@ pub(crate) fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Ve
     sources
         .into_iter()
         .map(|(source, bin)| {
-            let text = std::fs::read_to_string(&source).with_context(|| format!("reading {}", source.display()))?;
+            let text = std::fs::read_to_string(&source)
+                .with_context(|| format!("reading {}", source.display()))?;
             let runs = parse_runs(&text).with_context(|| format!("in {}", source.display()))?;
             Ok(Program { binary: out.join(bin), source, runs })
         })
@@ -119,10 +137,13 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
         .lines()
         .filter_map(|l| l.trim().strip_prefix("//@ run:"))
         .map(|spec| {
-            let (args, expect) = spec.split_once("=>").ok_or_else(|| anyhow!("`//@ run:{spec}` lacks `=> h2d=N d2h=M`"))?;
+            let (args, expect) = spec
+                .split_once("=>")
+                .ok_or_else(|| anyhow!("`//@ run:{spec}` lacks `=> h2d=N d2h=M`"))?;
             let mut counts = [None, None];
             for item in expect.split_whitespace() {
-                let (key, value) = item.split_once('=').ok_or_else(|| anyhow!("`{item}` is not key=value"))?;
+                let (key, value) =
+                    item.split_once('=').ok_or_else(|| anyhow!("`{item}` is not key=value"))?;
                 let slot = match key {
                     "h2d" => 0,
                     "d2h" => 1,
@@ -133,7 +154,11 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
             let [Some(host_to_device), Some(device_to_host)] = counts else {
                 bail!("`//@ run:{spec}` needs both h2d= and d2h=");
             };
-            Ok(RunSpec { args: args.split_whitespace().map(str::to_owned).collect(), host_to_device, device_to_host })
+            Ok(RunSpec {
+                args: args.split_whitespace().map(str::to_owned).collect(),
+                host_to_device,
+                device_to_host,
+            })
         })
         .collect()
 }
@@ -150,7 +175,10 @@ pub(crate) struct RunResult {
 pub(crate) fn run_checked(program: &Program, run: &RunSpec) -> Result<RunResult> {
     let out = shell::capture(
         "a run test",
-        Command::new(&program.binary).args(&run.args).env("OMP_TARGET_OFFLOAD", "MANDATORY").env("LIBOMPTARGET_INFO", "32"),
+        Command::new(&program.binary)
+            .args(&run.args)
+            .env("OMP_TARGET_OFFLOAD", "MANDATORY")
+            .env("LIBOMPTARGET_INFO", "32"),
     )?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -181,9 +209,19 @@ mod tests {
 
     #[test]
     fn run_lines_parse() {
-        let runs = parse_runs("//! doc\n//@ run: 64 48 10 => h2d=2 d2h=2\n//@ run: => h2d=0 d2h=0\nfn main() {}").unwrap();
+        let runs = parse_runs(
+            "//! doc\n//@ run: 64 48 10 => h2d=2 d2h=2\n//@ run: => h2d=0 d2h=0\nfn main() {}",
+        )
+        .unwrap();
         assert_eq!(runs.len(), 2);
-        assert_eq!(runs[0], RunSpec { args: vec!["64".into(), "48".into(), "10".into()], host_to_device: 2, device_to_host: 2 });
+        assert_eq!(
+            runs[0],
+            RunSpec {
+                args: vec!["64".into(), "48".into(), "10".into()],
+                host_to_device: 2,
+                device_to_host: 2
+            }
+        );
         assert!(runs[1].args.is_empty());
     }
 

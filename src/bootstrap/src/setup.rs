@@ -19,7 +19,10 @@ pub(crate) fn setup(config: &Config) -> Result<()> {
     check_toolchain()?;
     let runtime = config.runtime.dir.join("libomptarget.so.19.1");
     if !runtime.is_file() {
-        bail!("{} is missing after setup (set [runtime] dir in config.toml to the folder that holds it)", runtime.display());
+        bail!(
+            "{} is missing after setup (set [runtime] dir in config.toml to the folder that holds it)",
+            runtime.display()
+        );
     }
     Ok(())
 }
@@ -37,7 +40,10 @@ fn install_packages() -> Result<()> {
     shell::run("apt-get update", Command::new("apt-get").args(["update", "-qq"]))?;
     shell::run(
         &line,
-        Command::new("apt-get").args(["install", "-y", "-qq"]).args(&missing).env("DEBIAN_FRONTEND", "noninteractive"),
+        Command::new("apt-get")
+            .args(["install", "-y", "-qq"])
+            .args(&missing)
+            .env("DEBIAN_FRONTEND", "noninteractive"),
     )
 }
 
@@ -50,7 +56,11 @@ fn package_installed(name: &str) -> bool {
 }
 
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
 }
 
 /// The lowering links against the libLLVM of the rustc that builds it; that library must be
@@ -64,7 +74,10 @@ fn check_toolchain() -> Result<()> {
         .filter_map(|e| e.ok())
         .any(|e| e.file_name().to_string_lossy().starts_with("libLLVM"));
     if !has_llvm {
-        bail!("the toolchain at {} ships no libLLVM (use a rustup toolchain: rustup toolchain install nightly)", sysroot.display());
+        bail!(
+            "the toolchain at {} ships no libLLVM (use a rustup toolchain: rustup toolchain install nightly)",
+            sysroot.display()
+        );
     }
     Ok(())
 }
@@ -75,5 +88,8 @@ pub(crate) fn setup_ptxas(root: &Path, config: &Config, tools: &Tools) -> Result
     if config.nvptx.ptxas.is_some() {
         return Ok(());
     }
-    shell::run("cargo offload setup", Command::new(&tools.cargo_offload).arg("setup").arg("--root").arg(root))
+    shell::run(
+        "cargo offload setup",
+        Command::new(&tools.cargo_offload).arg("setup").arg("--root").arg(root),
+    )
 }

@@ -17,7 +17,12 @@ use crate::tools::Tools;
 
 const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ui", "run"];
 
-pub(crate) fn test(root: &Path, config: &Config, tools: &Tools, requested: &[String]) -> Result<()> {
+pub(crate) fn test(
+    root: &Path,
+    config: &Config,
+    tools: &Tools,
+    requested: &[String],
+) -> Result<()> {
     let suites: Vec<String> = if requested.is_empty() {
         DEFAULT_SUITES.iter().map(|s| s.to_string()).collect()
     } else {
@@ -30,7 +35,8 @@ pub(crate) fn test(root: &Path, config: &Config, tools: &Tools, requested: &[Str
             "unit" => unit(root),
             "codegen" => compiletest(root, tools, "tests/codegen", "codegen"),
             "ui" => compiletest(root, tools, "tests/ui", "ui"),
-            "run" => run_suite(root, config, tools, Flavor::Portable).and_then(|()| check_nvptx_image(root)),
+            "run" => run_suite(root, config, tools, Flavor::Portable)
+                .and_then(|()| check_nvptx_image(root)),
             "gpu" => gpu_suite(root, Some((config, tools))),
             _ => unreachable!("suite names are checked"),
         };
@@ -59,17 +65,25 @@ fn suite_name(arg: &str) -> Result<String> {
 }
 
 fn unit(root: &Path) -> Result<()> {
-    shell::run("cargo test", Command::new("cargo").current_dir(root).args(["test", "--workspace", "--quiet"]))
+    shell::run(
+        "cargo test",
+        Command::new("cargo").current_dir(root).args(["test", "--workspace", "--quiet"]),
+    )
 }
 
 fn compiletest(root: &Path, tools: &Tools, dir: &str, mode: &str) -> Result<()> {
-    shell::run(&format!("{dir} ({mode})"), Command::new(&tools.compiletest).current_dir(root).arg(dir).args(["--mode", mode]))
+    shell::run(
+        &format!("{dir} ({mode})"),
+        Command::new(&tools.compiletest).current_dir(root).arg(dir).args(["--mode", mode]),
+    )
 }
 
 /// On a machine without cargo: the gpu suite over the programs built before.
 pub(crate) fn test_prebuilt(root: &Path, requested: &[String]) -> Result<()> {
     if requested.iter().map(|s| suite_name(s)).collect::<Result<Vec<_>>>()? != ["gpu"] {
-        bail!("without cargo only `./x.py test gpu` runs (over programs built elsewhere by ./x.py test gpu)");
+        bail!(
+            "without cargo only `./x.py test gpu` runs (over programs built elsewhere by ./x.py test gpu)"
+        );
     }
     gpu_suite(root, None)?;
     println!("suites: 1 passed, 0 failed");
@@ -86,7 +100,9 @@ fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>) -> Result<()> {
             programs::build(root, tools, config, &root.join(package), Flavor::GpuOnly)?;
         }
     }
-    let gpu = shell::capture("nvidia-smi", Command::new("nvidia-smi").arg("-L")).ok().filter(|o| o.status.success());
+    let gpu = shell::capture("nvidia-smi", Command::new("nvidia-smi").arg("-L"))
+        .ok()
+        .filter(|o| o.status.success());
     let Some(gpu) = gpu else {
         bail!(
             "no NVIDIA GPU here (nvidia-smi -L fails): the programs are built in {}; run ./x.py test gpu on a GPU machine with that folder and target/debug/bootstrap",
@@ -113,10 +129,17 @@ fn run_programs(root: &Path, flavor: Flavor) -> Result<()> {
                 bail!("{} has no //@ run: line", program.source.display());
             }
             for run in &program.runs {
-                let name = format!("{} {}", program.source.strip_prefix(root).unwrap_or(&program.source).display(), run.args.join(" "));
+                let name = format!(
+                    "{} {}",
+                    program.source.strip_prefix(root).unwrap_or(&program.source).display(),
+                    run.args.join(" ")
+                );
                 let result = programs::run_checked(&program, run)?;
                 if result.ok {
-                    println!("run {name} ... ok {}", result.stdout.lines().next().unwrap_or_default());
+                    println!(
+                        "run {name} ... ok {}",
+                        result.stdout.lines().next().unwrap_or_default()
+                    );
                     passed += 1;
                 } else {
                     println!("run {name} ... FAILED: {}\n{}", result.detail, result.stdout);
@@ -138,18 +161,27 @@ fn check_nvptx_image(root: &Path) -> Result<()> {
     let dir = Flavor::Portable.target_dir(root).join("offload/images/offload-run-tests/nvptx64");
     let ptx = dir.join("offload_run_tests_offload_image.ptx");
     if !ptx.is_file() {
-        bail!("the NVIDIA image of tests/run was not built (no {}: is ptxas installed? ./x.py setup installs it)", ptx.display());
+        bail!(
+            "the NVIDIA image of tests/run was not built (no {}: is ptxas installed? ./x.py setup installs it)",
+            ptx.display()
+        );
     }
-    let filecheck = std::env::var("OFFLOAD_FILECHECK").unwrap_or_else(|_| "/usr/lib/llvm-19/bin/FileCheck".into());
+    let filecheck = std::env::var("OFFLOAD_FILECHECK")
+        .unwrap_or_else(|_| "/usr/lib/llvm-19/bin/FileCheck".into());
     shell::run(
         "FileCheck of the PTX",
-        Command::new(filecheck).arg("--input-file").arg(&ptx).arg(root.join("tests/ptx/run_kernels.check")),
+        Command::new(filecheck)
+            .arg("--input-file")
+            .arg(&ptx)
+            .arg(root.join("tests/ptx/run_kernels.check")),
     )?;
     let cubin = std::fs::read(dir.join("offload_run_tests_offload_image.cubin"))?;
     // ELF64, EI_ABIVERSION 7 (CUDA 11.8's format), e_machine EM_CUDA.
     let (class, abi_version, machine) = (cubin.get(4), cubin.get(8), cubin.get(18..20));
     if class != Some(&2) || abi_version != Some(&7) || machine != Some(&[190, 0][..]) {
-        bail!("the cubin of tests/run is not an ELF64 EM_CUDA image of ABI version 7, the one libomptarget 19 loads");
+        bail!(
+            "the cubin of tests/run is not an ELF64 EM_CUDA image of ABI version 7, the one libomptarget 19 loads"
+        );
     }
     println!("nvptx image of tests/run: PTX checked, cubin ELF64 EM_CUDA ABI version 7 ... ok");
     Ok(())

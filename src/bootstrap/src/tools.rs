@@ -16,9 +16,18 @@ pub(crate) struct Tools {
 pub(crate) fn build(root: &Path) -> Result<Tools> {
     shell::run(
         "building the tools",
-        Command::new("cargo")
-            .current_dir(root)
-            .args(["build", "--quiet", "-p", "cargo-offload", "-p", "offload-ld", "-p", "offload_codegen", "-p", "offload-compiletest"]),
+        Command::new("cargo").current_dir(root).args([
+            "build",
+            "--quiet",
+            "-p",
+            "cargo-offload",
+            "-p",
+            "offload-ld",
+            "-p",
+            "offload_codegen",
+            "-p",
+            "offload-compiletest",
+        ]),
     )?;
     let bin = root.join("target/debug");
     Ok(Tools { cargo_offload: bin.join("cargo-offload"), compiletest: bin.join("compiletest") })

@@ -45,7 +45,11 @@ impl Cmd {
     pub(crate) fn display(&self) -> String {
         let quote = |s: &OsString| {
             let s = s.to_string_lossy();
-            if s.is_empty() || s.contains([' ', '"', '\'', ';', '$']) { format!("'{s}'") } else { s.into_owned() }
+            if s.is_empty() || s.contains([' ', '"', '\'', ';', '$']) {
+                format!("'{s}'")
+            } else {
+                s.into_owned()
+            }
         };
         let mut parts = Vec::new();
         parts.extend(self.env.iter().map(|(k, v)| format!("{k}={}", quote(v))));
@@ -73,7 +77,10 @@ impl Runner {
         if self.dry_run {
             return Ok(());
         }
-        let status = cmd.to_command().status().with_context(|| format!("running {}", cmd.program.to_string_lossy()))?;
+        let status = cmd
+            .to_command()
+            .status()
+            .with_context(|| format!("running {}", cmd.program.to_string_lossy()))?;
         if !status.success() {
             bail!("{what} failed ({status})");
         }
@@ -88,7 +95,10 @@ impl Runner {
         if self.dry_run {
             return Ok(0);
         }
-        let status = cmd.to_command().status().with_context(|| format!("running {}", cmd.program.to_string_lossy()))?;
+        let status = cmd
+            .to_command()
+            .status()
+            .with_context(|| format!("running {}", cmd.program.to_string_lossy()))?;
         Ok(status.code().unwrap_or(1))
     }
 }

@@ -20,12 +20,24 @@ pub(crate) enum HostAction {
 }
 
 /// The cargo command building (or testing) the host program through `offload-ld`.
-pub(crate) fn host_command(project: &Project, images: &[Image], config: &Config, action: HostAction) -> Result<Cmd> {
+pub(crate) fn host_command(
+    project: &Project,
+    images: &[Image],
+    config: &Config,
+    action: HostAction,
+) -> Result<Cmd> {
     let linker = &config.offload_ld;
     if !config.runner.dry_run && !linker.is_file() {
-        bail!("offload-ld not found at {} (build it: cargo build -p offload-ld, or ./x.py build)", linker.display());
+        bail!(
+            "offload-ld not found at {} (build it: cargo build -p offload-ld, or ./x.py build)",
+            linker.display()
+        );
     }
-    let images_env = images.iter().map(|i| format!("{}={}", i.triple, i.path.display())).collect::<Vec<_>>().join(";");
+    let images_env = images
+        .iter()
+        .map(|i| format!("{}={}", i.triple, i.path.display()))
+        .collect::<Vec<_>>()
+        .join(";");
     // Cargo relinks only when its inputs change: make the images and the ABI one of them.
     let stamp = build_stamp(images, &config.abi);
     let linker_flag = format!("-Clinker={}", linker.display());
@@ -64,11 +76,19 @@ pub(crate) fn host_command(project: &Project, images: &[Image], config: &Config,
 pub(crate) fn binary(project: &Project, bin: Option<&str>) -> Result<PathBuf> {
     let name = match bin {
         Some(b) if project.bins.iter().any(|x| x == b) => b.to_owned(),
-        Some(b) => bail!("{} has no binary `{b}` (it has: {})", project.name, project.bins.join(", ")),
+        Some(b) => {
+            bail!("{} has no binary `{b}` (it has: {})", project.name, project.bins.join(", "))
+        }
         None => match project.bins.as_slice() {
             [only] => only.clone(),
             [] => bail!("{} has no binary to run", project.name),
-            many => return Err(anyhow!("{} has several binaries: pass --bin (one of {})", project.name, many.join(", "))),
+            many => {
+                return Err(anyhow!(
+                    "{} has several binaries: pass --bin (one of {})",
+                    project.name,
+                    many.join(", ")
+                ));
+            }
         },
     };
     Ok(project.build_dir.join("host").join(HOST_TRIPLE).join("release").join(name))

@@ -118,7 +118,9 @@ impl Config {
     fn new(args: &BuildArgs) -> Result<Self> {
         let offload_ld = match std::env::var_os("OFFLOAD_LD") {
             Some(p) => PathBuf::from(p),
-            None => std::env::current_exe().context("locating cargo-offload")?.with_file_name("offload-ld"),
+            None => std::env::current_exe()
+                .context("locating cargo-offload")?
+                .with_file_name("offload-ld"),
         };
         Ok(Config {
             runner: Runner { verbose: args.verbose, dry_run: args.dry_run },
@@ -145,7 +147,10 @@ impl Config {
 
 fn main() -> ExitCode {
     // As a cargo subcommand the second argument is "offload".
-    let args = std::env::args_os().enumerate().filter(|(i, a)| !(*i == 1 && a == "offload")).map(|(_, a)| a);
+    let args = std::env::args_os()
+        .enumerate()
+        .filter(|(i, a)| !(*i == 1 && a == "offload"))
+        .map(|(_, a)| a);
     match run(Cli::parse_from(args)) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -201,23 +206,31 @@ fn build(project: &Project, config: &Config, args: &BuildArgs, action: HostActio
 /// The images to embed, the NVIDIA one first: the runtime numbers devices in the order images
 /// register, so a GPU becomes the default device where there is one. The x86_64 image is
 /// always built: its exports are the kernels the NVIDIA image must define.
-fn device_images(project: &Project, config: &Config, args: &BuildArgs) -> Result<Vec<image::Image>> {
+fn device_images(
+    project: &Project,
+    config: &Config,
+    args: &BuildArgs,
+) -> Result<Vec<image::Image>> {
     let host = image::build_host_image(project, config)?;
-    let kernels = if config.runner.dry_run { Vec::new() } else { image::exported_kernels(&host.path)? };
+    let kernels =
+        if config.runner.dry_run { Vec::new() } else { image::exported_kernels(&host.path)? };
     let mut opts = nvptx::NvptxOptions::new(project);
     opts.target_cpu = args.target_cpu.clone();
     opts.ptxas = args.ptxas.clone();
-    let nvptx = |opts: &nvptx::NvptxOptions| nvptx::build_nvptx_image(project, config, opts, &kernels);
+    let nvptx =
+        |opts: &nvptx::NvptxOptions| nvptx::build_nvptx_image(project, config, opts, &kernels);
     Ok(match args.devices {
         Devices::Host => vec![host],
         Devices::Cuda => vec![nvptx(&opts)?],
         Devices::All => vec![nvptx(&opts)?, host],
-        Devices::Auto => match nvptx::find_ptxas(opts.ptxas.as_deref(), nvptx::repo_root(project).as_deref()) {
-            Ok(_) => vec![nvptx(&opts)?, host],
-            Err(e) => {
-                eprintln!("offload: warning: building for the host-offload device only: {e:#}");
-                vec![host]
+        Devices::Auto => {
+            match nvptx::find_ptxas(opts.ptxas.as_deref(), nvptx::repo_root(project).as_deref()) {
+                Ok(_) => vec![nvptx(&opts)?, host],
+                Err(e) => {
+                    eprintln!("offload: warning: building for the host-offload device only: {e:#}");
+                    vec![host]
+                }
             }
-        },
+        }
     })
 }

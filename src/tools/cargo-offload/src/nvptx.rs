@@ -151,8 +151,7 @@ pub(crate) fn build_nvptx_image(
         let text = std::fs::read_to_string(&ptx).with_context(|| {
             format!("the nvptx64 image build wrote no PTX at {}", ptx.display())
         })?;
-        check_ptx(&text, cpu, kernels)
-            .with_context(|| format!("checking {}", ptx.display()))?;
+        check_ptx(&text, cpu, kernels).with_context(|| format!("checking {}", ptx.display()))?;
     }
 
     // 6. The cubin.

@@ -30,9 +30,13 @@ impl Project {
         }
         let meta = cmd.exec().context("reading the package with `cargo metadata`")?;
         let root = meta.root_package().ok_or_else(|| {
-            anyhow!("no package at {} (run in a package folder or pass --manifest-path)", manifest.map_or(".".into(), |m| m.display().to_string()))
+            anyhow!(
+                "no package at {} (run in a package folder or pass --manifest-path)",
+                manifest.map_or(".".into(), |m| m.display().to_string())
+            )
         })?;
-        let dir = root.manifest_path.parent().map(|p| p.as_std_path().to_path_buf()).unwrap_or_default();
+        let dir =
+            root.manifest_path.parent().map(|p| p.as_std_path().to_path_buf()).unwrap_or_default();
         let kernels = dir.join(kernels_file(root)?);
         if !kernels.is_file() {
             bail!(
@@ -44,8 +48,15 @@ impl Project {
             .packages
             .iter()
             .find(|p| p.name.as_str() == "offload")
-            .map(|p| p.manifest_path.parent().map(|d| d.as_std_path().to_path_buf()).unwrap_or_default())
-            .ok_or_else(|| anyhow!("{} does not depend on the `offload` crate (add it to [dependencies])", root.name))?;
+            .map(|p| {
+                p.manifest_path.parent().map(|d| d.as_std_path().to_path_buf()).unwrap_or_default()
+            })
+            .ok_or_else(|| {
+                anyhow!(
+                    "{} does not depend on the `offload` crate (add it to [dependencies])",
+                    root.name
+                )
+            })?;
         let bins = root.targets.iter().filter(|t| t.is_bin()).map(|t| t.name.clone()).collect();
         Ok(Project {
             name: root.name.to_string(),

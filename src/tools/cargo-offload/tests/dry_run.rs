@@ -92,16 +92,25 @@ fn build_makes_the_host_image_then_links_the_program_through_offload_ld() {
     let pkg = default_package();
     let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
     assert!(ok, "{err}");
-    let expected = [IMAGE_LINE.to_owned(), host_line("build", "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib")];
+    let expected = [
+        IMAGE_LINE.to_owned(),
+        host_line("build", "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib"),
+    ];
     assert_eq!(out, expected.join("\n"));
 }
 
 #[test]
 fn abi_and_runtime_dir_reach_the_link_stage() {
     let pkg = default_package();
-    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run", "--abi", "current", "--runtime-dir", "/opt/llvm/lib"]);
+    let (ok, out, err) = cargo_offload(
+        pkg.path(),
+        &["build", "--dry-run", "--abi", "current", "--runtime-dir", "/opt/llvm/lib"],
+    );
     assert!(ok, "{err}");
-    assert_eq!(out.lines().nth(1).unwrap(), host_line("build", "OFFLOAD_LD_ABI=current OFFLOAD_LD_RUNTIME_DIR=/opt/llvm/lib"));
+    assert_eq!(
+        out.lines().nth(1).unwrap(),
+        host_line("build", "OFFLOAD_LD_ABI=current OFFLOAD_LD_RUNTIME_DIR=/opt/llvm/lib")
+    );
 }
 
 #[test]
@@ -128,21 +137,31 @@ fn test_runs_cargo_test_through_the_same_link_stage() {
     let pkg = default_package();
     let (ok, out, err) = cargo_offload(pkg.path(), &["test", "--dry-run"]);
     assert!(ok, "{err}");
-    assert_eq!(out.lines().nth(1).unwrap(), host_line("test", "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib"));
+    assert_eq!(
+        out.lines().nth(1).unwrap(),
+        host_line("test", "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib")
+    );
 }
 
 #[test]
 fn kernels_file_can_be_named_in_the_manifest_and_roots_the_image_crate() {
     let pkg = package(
         "\n[package.metadata.offload]\nkernels = \"src/gpu/k.rs\"\n",
-        &[("src/main.rs", "#[path = \"gpu/k.rs\"] mod kernels;\nfn main() {}\n"), ("src/gpu/k.rs", KERNELS)],
+        &[
+            ("src/main.rs", "#[path = \"gpu/k.rs\"] mod kernels;\nfn main() {}\n"),
+            ("src/gpu/k.rs", KERNELS),
+        ],
     );
     let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
     assert!(ok, "{err}");
     assert_eq!(out.lines().next().unwrap(), IMAGE_LINE);
-    let root = std::fs::read_to_string(pkg.path().join("target/offload/images/app/x86_64/lib.rs")).unwrap();
+    let root = std::fs::read_to_string(pkg.path().join("target/offload/images/app/x86_64/lib.rs"))
+        .unwrap();
     let kernels = pkg.path().canonicalize().unwrap().join("src/gpu/k.rs");
-    assert!(root.contains(&format!("#[path = {:?}]\nmod kernels;", kernels.display().to_string())), "{root}");
+    assert!(
+        root.contains(&format!("#[path = {:?}]\nmod kernels;", kernels.display().to_string())),
+        "{root}"
+    );
 }
 
 #[test]
@@ -158,7 +177,11 @@ fn a_package_without_kernels_is_told_where_to_put_them() {
 fn a_package_with_several_binaries_must_name_one_to_run() {
     let pkg = package(
         "",
-        &[("src/kernels.rs", KERNELS), ("src/bin/a.rs", "fn main() {}\n"), ("src/bin/b.rs", "fn main() {}\n")],
+        &[
+            ("src/kernels.rs", KERNELS),
+            ("src/bin/a.rs", "fn main() {}\n"),
+            ("src/bin/b.rs", "fn main() {}\n"),
+        ],
     );
     let (ok, _, err) = cargo_offload(pkg.path(), &["run", "--dry-run"]);
     assert!(!ok);
@@ -174,22 +197,42 @@ fn nvptx_lines(cpu: &str) -> [String; 2] {
 --cfg offload_device --check-cfg=cfg(offload_device) -Ctarget-cpu={cpu}' cargo rustc --release --target nvptx64-nvidia-cuda --lib \
 --manifest-path {NVPTX_DIR}/Cargo.toml --quiet -- --emit=asm={NVPTX_DIR}/app_offload_image.ptx,link -Clinker=true"
         ),
-        format!("/opt/ptxas -arch={cpu} -o {NVPTX_DIR}/app_offload_image.cubin {NVPTX_DIR}/app_offload_image.ptx"),
+        format!(
+            "/opt/ptxas -arch={cpu} -o {NVPTX_DIR}/app_offload_image.cubin {NVPTX_DIR}/app_offload_image.ptx"
+        ),
     ]
 }
 
 #[test]
 fn all_devices_embed_the_cubin_first_then_the_host_image() {
     let pkg = default_package();
-    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run", "--devices", "all", "--ptxas", "/opt/ptxas", "--target-cpu", "sm_80"]);
+    let (ok, out, err) = cargo_offload(
+        pkg.path(),
+        &[
+            "build",
+            "--dry-run",
+            "--devices",
+            "all",
+            "--ptxas",
+            "/opt/ptxas",
+            "--target-cpu",
+            "sm_80",
+        ],
+    );
     assert!(ok, "{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 4, "{out}");
     assert_eq!(lines[0], IMAGE_LINE);
     assert_eq!(lines[1..3], nvptx_lines("sm_80"));
-    let host = host_line("build", "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib").replace(
+    let host = host_line(
+        "build",
+        "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib",
+    )
+    .replace(
         "OFFLOAD_LD_IMAGES=x86_64",
-        &format!("OFFLOAD_LD_IMAGES='nvptx64-nvidia-cuda={NVPTX_DIR}/app_offload_image.cubin;x86_64"),
+        &format!(
+            "OFFLOAD_LD_IMAGES='nvptx64-nvidia-cuda={NVPTX_DIR}/app_offload_image.cubin;x86_64"
+        ),
     );
     assert_eq!(lines[3], host.replace(".so OFFLOAD_LD_ABI", ".so' OFFLOAD_LD_ABI"));
 }
@@ -197,7 +240,10 @@ fn all_devices_embed_the_cubin_first_then_the_host_image() {
 #[test]
 fn cuda_only_embeds_the_cubin_alone() {
     let pkg = default_package();
-    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run", "--devices", "cuda", "--ptxas", "/opt/ptxas"]);
+    let (ok, out, err) = cargo_offload(
+        pkg.path(),
+        &["build", "--dry-run", "--devices", "cuda", "--ptxas", "/opt/ptxas"],
+    );
     assert!(ok, "{err}");
     let host = out.lines().nth(3).unwrap();
     assert!(host.contains(&format!(" OFFLOAD_LD_IMAGES=nvptx64-nvidia-cuda={NVPTX_DIR}/app_offload_image.cubin OFFLOAD_LD_ABI=")), "{host}");

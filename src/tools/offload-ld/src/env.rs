@@ -38,17 +38,25 @@ impl LinkConfig {
     pub(crate) fn from_env() -> Result<Self> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         let images = var(IMAGES)
-            .map(|v| v.split(';').filter(|s| !s.is_empty()).map(read_image).collect::<Result<Vec<_>>>())
+            .map(|v| {
+                v.split(';').filter(|s| !s.is_empty()).map(read_image).collect::<Result<Vec<_>>>()
+            })
             .transpose()?
             .unwrap_or_default();
         let abi = match var(ABI).as_deref() {
             None | Some("llvm19") => RuntimeAbi::Llvm19,
             Some("current") => RuntimeAbi::Current,
-            Some(other) => return Err(anyhow!("{ABI}={other} is not a runtime ABI (use llvm19 or current)")),
+            Some(other) => {
+                return Err(anyhow!("{ABI}={other} is not a runtime ABI (use llvm19 or current)"));
+            }
         };
         let opt_level = match var(OPT_LEVEL) {
             None => 3,
-            Some(v) => v.parse().ok().filter(|l| *l <= 3).ok_or_else(|| anyhow!("{OPT_LEVEL}={v} is not 0-3"))?,
+            Some(v) => v
+                .parse()
+                .ok()
+                .filter(|l| *l <= 3)
+                .ok_or_else(|| anyhow!("{OPT_LEVEL}={v} is not 0-3"))?,
         };
         Ok(LinkConfig {
             images,
@@ -63,7 +71,8 @@ impl LinkConfig {
 }
 
 fn read_image(spec: &str) -> Result<Image> {
-    let (triple, path) = spec.split_once('=').ok_or_else(|| anyhow!("{IMAGES}: `{spec}` is not TRIPLE=PATH"))?;
+    let (triple, path) =
+        spec.split_once('=').ok_or_else(|| anyhow!("{IMAGES}: `{spec}` is not TRIPLE=PATH"))?;
     let bytes = std::fs::read(path).with_context(|| format!("reading device image {path}"))?;
     Ok(Image { triple: triple.to_owned(), bytes })
 }

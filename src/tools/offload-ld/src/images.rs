@@ -25,7 +25,8 @@ pub(crate) fn check_kernels_defined(kernels: &[String], images: &[Image]) -> Res
 /// The functions an image defines: the dynamic exports of a shared object, the symbol table of
 /// a cubin.
 fn symbols(image: &Image) -> Result<Vec<String>> {
-    let file = object::File::parse(&*image.bytes).with_context(|| format!("the {} image is not an ELF file", image.triple))?;
+    let file = object::File::parse(&*image.bytes)
+        .with_context(|| format!("the {} image is not an ELF file", image.triple))?;
     let dynamic: Vec<String> = names(file.dynamic_symbols());
     Ok(if dynamic.is_empty() { names(file.symbols()) } else { dynamic })
 }

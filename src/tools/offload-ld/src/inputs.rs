@@ -38,7 +38,11 @@ pub(crate) fn sort(args: &[String], scratch: &Path) -> Result<Inputs> {
         }
         let path = Path::new(&arg);
         let is_input = !arg.starts_with('-') && path.is_file();
-        let bytes = if is_input { std::fs::read(path).with_context(|| format!("reading {arg}"))? } else { Vec::new() };
+        let bytes = if is_input {
+            std::fs::read(path).with_context(|| format!("reading {arg}"))?
+        } else {
+            Vec::new()
+        };
         if bytes.starts_with(BITCODE_MAGIC) {
             out.bitcode.push(Bitcode { origin: arg.clone(), bytes });
             if !object_slot {
@@ -65,10 +69,10 @@ pub(crate) fn sort(args: &[String], scratch: &Path) -> Result<Inputs> {
     Ok(out)
 }
 
-/// Arguments that only make sense for a plugin-LTO link or for rust-lld, which would silently
-/// take leftover bitcode: the system linker links the lowered object instead.
+/// Arguments for a plugin-LTO link: the lowered object is native code. rustc's choice of linker
+/// (its own lld) stays: no bitcode is left for it to take in.
 fn is_dropped(arg: &str) -> bool {
-    arg.starts_with("-Wl,-plugin-opt") || arg == "-fuse-ld=lld" || (arg.starts_with("-B") && arg.ends_with("gcc-ld"))
+    arg.starts_with("-Wl,-plugin-opt")
 }
 
 fn expand_response_files(args: &[String]) -> Result<Vec<String>> {
@@ -76,7 +80,8 @@ fn expand_response_files(args: &[String]) -> Result<Vec<String>> {
     for arg in args {
         match arg.strip_prefix('@') {
             Some(file) if Path::new(file).is_file() => {
-                let text = std::fs::read_to_string(file).with_context(|| format!("reading response file {file}"))?;
+                let text = std::fs::read_to_string(file)
+                    .with_context(|| format!("reading response file {file}"))?;
                 out.extend(text.lines().filter(|l| !l.is_empty()).map(unquote));
             }
             _ => out.push(arg.clone()),
@@ -117,7 +122,8 @@ fn split_archive(path: &str, bytes: &[u8]) -> Result<(Vec<Bitcode>, Vec<NativeMe
 
 /// An archive of the native members alone, indexed by the system `ar`.
 fn rebuild_archive(path: &str, members: Vec<NativeMember>, scratch: &Path) -> Result<String> {
-    let stem = Path::new(path).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem =
+        Path::new(path).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let dir = scratch.join(format!("{stem}.native"));
     std::fs::create_dir_all(&dir)?;
     let mut files: Vec<PathBuf> = Vec::new();
@@ -128,7 +134,12 @@ fn rebuild_archive(path: &str, members: Vec<NativeMember>, scratch: &Path) -> Re
         files.push(file);
     }
     let out = scratch.join(format!("{stem}.native.a"));
-    let status = Command::new("ar").arg("rcs").arg(&out).args(&files).status().context("running ar (binutils)")?;
+    let status = Command::new("ar")
+        .arg("rcs")
+        .arg(&out)
+        .args(&files)
+        .status()
+        .context("running ar (binutils)")?;
     if !status.success() {
         bail!("ar could not rebuild the native part of {path}");
     }

@@ -33,14 +33,27 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &[String]) -> Result<()> {
+    let start = std::time::Instant::now();
     let config = LinkConfig::from_env()?;
-    let scratch = tempfile::Builder::new().prefix("offload-ld").tempdir().context("creating a temporary folder")?;
+    let scratch = tempfile::Builder::new()
+        .prefix("offload-ld")
+        .tempdir()
+        .context("creating a temporary folder")?;
     let inputs = inputs::sort(args, scratch.path())?;
     let object = scratch.path().join("offload-lowered.o");
     if !inputs.bitcode.is_empty() {
         lower_to_object(&inputs.bitcode, &config, &object)?;
     }
-    link(&inputs, &object, &config)
+    let lowered = start.elapsed();
+    link(&inputs, &object, &config)?;
+    if config.verbose {
+        eprintln!(
+            "offload-ld: {:.0} ms to gather, lower and compile the bitcode, {:.0} ms to link",
+            lowered.as_secs_f64() * 1e3,
+            (start.elapsed() - lowered).as_secs_f64() * 1e3
+        );
+    }
+    Ok(())
 }
 
 /// Links every bitcode module into one, lowers it and writes `object`.
@@ -49,8 +62,9 @@ fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> R
     let module = cx.create_module("offload-program");
     for bc in bitcode {
         let buffer = MemoryBuffer::create_from_memory_range_copy(&bc.bytes, &bc.origin);
-        let m = Module::parse_bitcode_from_buffer(&buffer, &cx)
-            .map_err(|e| anyhow!("reading bitcode {}: {e} (is it from the same rustc as this tool?)", bc.origin))?;
+        let m = Module::parse_bitcode_from_buffer(&buffer, &cx).map_err(|e| {
+            anyhow!("reading bitcode {}: {e} (is it from the same rustc as this tool?)", bc.origin)
+        })?;
         if module.get_triple().as_str().to_bytes().is_empty() {
             module.set_triple(&m.get_triple());
             module.set_data_layout(&m.get_data_layout());
@@ -61,7 +75,11 @@ fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> R
         std::fs::create_dir_all(dir)?;
         module.write_bitcode_to_path(dir.join("offload-linked.bc"));
     }
-    let report = offload_codegen::lower(&cx, &module, &offload_codegen::Config { abi: config.abi, images: config.images.clone() })?;
+    let report = offload_codegen::lower(
+        &cx,
+        &module,
+        &offload_codegen::Config { abi: config.abi, images: config.images.clone() },
+    )?;
     if config.verbose {
         eprintln!(
             "offload-ld: lowered {} preloads, {} releases, {} launches of {:?}; embedded {} image(s)",
@@ -74,7 +92,9 @@ fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> R
     }
     images::check_kernels_defined(&report.kernels, &config.images)?;
     if let Some(dir) = &config.save_temps {
-        module.print_to_file(dir.join("offload-lowered.ll")).map_err(|e| anyhow!("saving the lowered IR: {e}"))?;
+        module
+            .print_to_file(dir.join("offload-lowered.ll"))
+            .map_err(|e| anyhow!("saving the lowered IR: {e}"))?;
     }
     offload_codegen::write_object(&module, config.opt_level, object)
 }
