@@ -12,6 +12,7 @@ use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
+use crate::setup::{is_root, package_installed};
 use crate::shell;
 
 /// Debian packages the build needs: clang-19, clang-tools-19 (clang-linker-wrapper and
@@ -100,22 +101,6 @@ fn install_packages() -> Result<()> {
         bail!("{} is missing after installing libomp-19-dev", bc.display());
     }
     Ok(())
-}
-
-fn package_installed(name: &str) -> bool {
-    Command::new("dpkg-query")
-        .args(["-W", "-f=${Status}", name])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
-        .unwrap_or(false)
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
 }
 
 /// `<tools>/cuda-11.8`, the `--cuda-path` folder: bin/ptxas, bin/nvlink and

@@ -134,24 +134,13 @@ pub(crate) fn add_to_bundle(root: &Path, config: &Config, tools: &Tools, out: &P
         return Ok(());
     }
     programs::build(root, tools, config, &package, Flavor::GpuOnly)?;
-    copy(root, &Flavor::GpuOnly.bin_dir(root).join(BINARY), out)?;
-    copy(root, &package.join("Cargo.toml"), out)?;
+    bundle::copy(root, &Flavor::GpuOnly.bin_dir(root).join(BINARY), out)?;
+    bundle::copy(root, &package.join("Cargo.toml"), out)?;
     let clang = anchors::add_to_bundle(root, &out.join(anchors::DIR))?;
     eprintln!(
         "x: bundle: {BINARY} and the anchors' sources; clang OpenMP anchor {}",
         clang.describe()
     );
-    Ok(())
-}
-
-/// Copies `file` to the same path under `out`.
-fn copy(root: &Path, file: &Path, out: &Path) -> Result<()> {
-    let Ok(relative) = file.strip_prefix(root) else {
-        bail!("{} is outside the repository", file.display())
-    };
-    let to = out.join(relative);
-    std::fs::create_dir_all(to.parent().unwrap_or(out))?;
-    std::fs::copy(file, &to).with_context(|| format!("copying {}", file.display()))?;
     Ok(())
 }
 

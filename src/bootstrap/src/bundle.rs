@@ -69,7 +69,7 @@ pub(crate) fn bundle(root: &Path, config: &Config, tools: &Tools) -> Result<()> 
 }
 
 /// Copies `file` to the same path under `out`.
-fn copy(root: &Path, file: &Path, out: &Path) -> Result<()> {
+pub(crate) fn copy(root: &Path, file: &Path, out: &Path) -> Result<()> {
     let Ok(relative) = file.strip_prefix(root) else {
         bail!("{} is outside the repository", file.display())
     };

@@ -47,7 +47,8 @@ fn install_packages() -> Result<()> {
     )
 }
 
-fn package_installed(name: &str) -> bool {
+/// Whether Debian's package `name` is installed.
+pub(crate) fn package_installed(name: &str) -> bool {
     Command::new("dpkg-query")
         .args(["-W", "-f=${Status}", name])
         .output()
@@ -55,7 +56,8 @@ fn package_installed(name: &str) -> bool {
         .unwrap_or(false)
 }
 
-fn is_root() -> bool {
+/// Whether this process runs as root (and so may install packages).
+pub(crate) fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
