@@ -4,6 +4,7 @@
 //! ```text
 //! __rust_offload_preload(dev, p, n, kind)  ->  __tgt_target_data_begin_mapper (TO)
 //! __rust_offload_release(dev, p, n, kind)  ->  __tgt_target_data_end_mapper (FROM for PreloadMut)
+//! __rust_offload_update(dev, p, n, dir)    ->  __tgt_target_data_update_mapper (FROM or TO)
 //! __rust_offload_launch.<k>(dev, g, b, ..) ->  begin_mapper -> __tgt_target_kernel -> end_mapper
 //! ```
 //! Names follow clang and rustc (`.offload_sizes.<sym>`, `.offload_maptypes.<sym>.begin`,
@@ -47,6 +48,7 @@ pub struct Config {
 pub struct Report {
     pub preloads: usize,
     pub releases: usize,
+    pub updates: usize,
     pub launches: usize,
     /// Kernels launched, in first-launch order.
     pub kernels: Vec<String>,
@@ -78,6 +80,10 @@ pub fn lower<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, config: &Config) ->
             Marker::Release(m) => {
                 report.releases += 1;
                 (lowering.release(m), m.function)
+            }
+            Marker::Update(m) => {
+                report.updates += 1;
+                (lowering.update(m), m.function)
             }
             Marker::Launch(l) => {
                 report.launches += 1;

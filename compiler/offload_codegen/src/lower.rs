@@ -82,6 +82,16 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         self.mapper(m, "release", "end", ty, self.rt.end_mapper)
     }
 
+    /// `__rust_offload_update(device, ptr, size, direction)` becomes
+    /// `__tgt_target_data_update_mapper` with FROM (sync) or TO (update): a copy between the
+    /// host data and its device copy, the mapping and its reference count unchanged.
+    pub(crate) fn update(&mut self, m: &MapCall<'ctx>) -> Result<()> {
+        let ty = maptype::update(m.kind)
+            .ok_or_else(|| anyhow!("unknown update direction {}", m.kind))?;
+        let phase = if ty == crate::abi::map_type::FROM { "from" } else { "to" };
+        self.mapper(m, "update", phase, ty, self.rt.update_mapper)
+    }
+
     fn mapper(
         &mut self,
         m: &MapCall<'ctx>,

@@ -3,7 +3,7 @@
 //! A launch is split as upstream does: the begin mapper carries the copy-in bits, the kernel
 //! `TARGET_PARAM` (plus `LITERAL|IMPLICIT` for scalars), the end mapper the copy-out bits.
 
-use offload::intrinsics::{arg_kind, preload_kind};
+use offload::intrinsics::{arg_kind, preload_kind, update_direction};
 
 use crate::abi::map_type::*;
 
@@ -54,6 +54,15 @@ pub(crate) fn release_end(kind: i64) -> Option<i64> {
     }
 }
 
+/// Map type of an update: FROM copies the device data back, TO pushes the host data.
+pub(crate) fn update(direction: i64) -> Option<i64> {
+    match direction {
+        update_direction::FROM_DEVICE => Some(FROM),
+        update_direction::TO_DEVICE => Some(TO),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,6 +97,13 @@ mod tests {
         assert_eq!(launch_slot(7), None);
         assert_eq!(preload_begin(9), None);
         assert_eq!(release_end(-1), None);
+    }
+
+    #[test]
+    fn updates_copy_one_way() {
+        assert_eq!(update(update_direction::FROM_DEVICE), Some(FROM));
+        assert_eq!(update(update_direction::TO_DEVICE), Some(TO));
+        assert_eq!(update(2), None);
     }
 
     #[test]

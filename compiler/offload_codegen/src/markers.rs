@@ -7,7 +7,7 @@ use inkwell::module::Module;
 use inkwell::values::{
     BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, IntValue,
 };
-use offload::intrinsics::{LAUNCH_PREFIX, PRELOAD, RELEASE};
+use offload::intrinsics::{LAUNCH_PREFIX, PRELOAD, RELEASE, UPDATE};
 
 /// Prefix every marker shares; an unknown name under it is an error.
 const MARKER_PREFIX: &str = "__rust_offload_";
@@ -16,6 +16,8 @@ const MARKER_PREFIX: &str = "__rust_offload_";
 pub(crate) enum Marker<'ctx> {
     Preload(MapCall<'ctx>),
     Release(MapCall<'ctx>),
+    /// `kind` is the direction.
+    Update(MapCall<'ctx>),
     Launch(LaunchCall<'ctx>),
 }
 
@@ -97,7 +99,7 @@ fn read<'ctx>(
         .collect::<Result<_, _>>()
         .map_err(|_| format!("`{callee}` has an operand that is not a value"))?;
     match callee {
-        PRELOAD | RELEASE => {
+        PRELOAD | RELEASE | UPDATE => {
             let [device, ptr, size, kind] = args[..] else {
                 return Err(format!(
                     "`{callee}` takes 4 operands (device, ptr, size, kind), found {}",
@@ -112,7 +114,11 @@ fn read<'ctx>(
                 size: int(size, callee, "size")?,
                 kind: constant(kind, callee, "kind")?,
             };
-            Ok(if callee == PRELOAD { Marker::Preload(map) } else { Marker::Release(map) })
+            Ok(match callee {
+                PRELOAD => Marker::Preload(map),
+                RELEASE => Marker::Release(map),
+                _ => Marker::Update(map),
+            })
         }
         _ if callee.starts_with(LAUNCH_PREFIX) => {
             let kernel = callee[LAUNCH_PREFIX.len()..].to_owned();
@@ -148,7 +154,7 @@ fn read<'ctx>(
             }))
         }
         _ => Err(format!(
-            "unknown offload intrinsic `{callee}` (this lowering knows {PRELOAD}, {RELEASE}, {LAUNCH_PREFIX}<kernel>)"
+            "unknown offload intrinsic `{callee}` (this lowering knows {PRELOAD}, {RELEASE}, {UPDATE}, {LAUNCH_PREFIX}<kernel>)"
         )),
     }
 }

@@ -18,6 +18,8 @@ pub(crate) struct Runtime<'ctx> {
     pub(crate) begin_mapper: FunctionValue<'ctx>,
     /// `void __tgt_target_data_end_mapper(...)`, same operands.
     pub(crate) end_mapper: FunctionValue<'ctx>,
+    /// `void __tgt_target_data_update_mapper(...)`, same operands.
+    pub(crate) update_mapper: FunctionValue<'ctx>,
     /// `i32 __tgt_target_kernel(ident_t*, i64 device, i32 teams, i32 threads, void* region_id,
     /// __tgt_kernel_arguments*)`
     pub(crate) target_kernel: FunctionValue<'ctx>,
@@ -68,6 +70,7 @@ impl<'ctx> Runtime<'ctx> {
         Runtime {
             begin_mapper: declare("__tgt_target_data_begin_mapper", mapper_ty),
             end_mapper: declare("__tgt_target_data_end_mapper", mapper_ty),
+            update_mapper: declare("__tgt_target_data_update_mapper", mapper_ty),
             target_kernel: declare(
                 "__tgt_target_kernel",
                 i32t.fn_type(

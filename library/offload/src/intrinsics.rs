@@ -12,6 +12,9 @@
 pub const PRELOAD: &str = "__rust_offload_preload";
 /// Name of the release marker (the Drop of a preload guard), same operands as [`PRELOAD`].
 pub const RELEASE: &str = "__rust_offload_release";
+/// Name of the update marker: `(device: i64, ptr: *const u8, size: i64, direction: i64)`, a
+/// copy between the host data and its present device copy, the mapping unchanged.
+pub const UPDATE: &str = "__rust_offload_update";
 /// Prefix of the per-kernel launch markers: `__rust_offload_launch.<kernel symbol>`.
 ///
 /// Operands: `(device: i64, grid_x: i32, block_x: i32, then one (kind: i64, value: ptr,
@@ -24,6 +27,14 @@ pub mod preload_kind {
     pub const READ: i64 = 0;
     /// `PreloadMut<T>`: copied in once, copied back when released.
     pub const READ_WRITE: i64 = 1;
+}
+
+/// Which way an update copies: the direction operand of [`UPDATE`].
+pub mod update_direction {
+    /// Device to host (`PreloadMut::sync`).
+    pub const FROM_DEVICE: i64 = 0;
+    /// Host to device (`PreloadMut::update`).
+    pub const TO_DEVICE: i64 = 1;
 }
 
 /// How one kernel parameter slot is passed: the kind operand of a launch marker triple.
@@ -44,4 +55,6 @@ unsafe extern "C" {
     pub(crate) fn preload(device: i64, ptr: *const u8, size: i64, kind: i64);
     #[link_name = "__rust_offload_release"]
     pub(crate) fn release(device: i64, ptr: *const u8, size: i64, kind: i64);
+    #[link_name = "__rust_offload_update"]
+    pub(crate) fn update(device: i64, ptr: *const u8, size: i64, direction: i64);
 }

@@ -2,7 +2,7 @@
 
 use core::marker::PhantomData;
 
-use crate::intrinsics::{self, preload_kind};
+use crate::intrinsics::{self, preload_kind, update_direction};
 use crate::{DeviceCopy, Error, rt};
 
 /// The runtime's "default device" argument.
@@ -115,6 +115,34 @@ impl<T: ?Sized> PreloadMut<'_, T> {
     pub fn size_in_bytes(&self) -> usize {
         // SAFETY: `data` comes from a live `&mut T` whose borrow this guard holds.
         size_of_val(unsafe { &*self.data })
+    }
+
+    /// Copies the device data back to the host now and lends it for reading; the data stays
+    /// on the device. While the returned reference lives, `self` is borrowed, so no kernel can
+    /// change the device copy behind it.
+    pub fn sync(&mut self) -> &T {
+        self.copy(update_direction::FROM_DEVICE);
+        // SAFETY: the host copy is current, and `&mut self` makes this the only access.
+        unsafe { &*self.data }
+    }
+
+    /// Lends the host data for editing, then copies it to the device: the way to change
+    /// preloaded data between launches without ending the region. The host data is whatever
+    /// it was at the last copy from the device (the preload, or [`sync`](Self::sync)): call
+    /// `sync` first to edit the current values.
+    pub fn update<R>(&mut self, edit: impl FnOnce(&mut T) -> R) -> R {
+        // SAFETY: `&mut self` makes this the only access to the borrowed source.
+        let result = edit(unsafe { &mut *self.data });
+        self.copy(update_direction::TO_DEVICE);
+        result
+    }
+
+    fn copy(&mut self, direction: i64) {
+        let bytes = self.size_in_bytes();
+        if bytes != 0 {
+            // SAFETY: the range is mapped (this guard's preload) and borrowed by this guard.
+            unsafe { intrinsics::update(DEFAULT_DEVICE, self.as_ptr(), bytes as i64, direction) };
+        }
     }
 }
 

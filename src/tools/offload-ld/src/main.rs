@@ -82,9 +82,10 @@ fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> R
     )?;
     if config.verbose {
         eprintln!(
-            "offload-ld: lowered {} preloads, {} releases, {} launches of {:?}; embedded {} image(s)",
+            "offload-ld: lowered {} preloads, {} releases, {} updates, {} launches of {:?}; embedded {} image(s)",
             report.preloads,
             report.releases,
+            report.updates,
             report.launches,
             report.kernels,
             config.images.len()
