@@ -41,7 +41,7 @@ fn unknown_intrinsic() {
     assert_contains(&message, "unknown offload intrinsic `__rust_offload_bogus`");
     assert_contains(
         &message,
-        "__rust_offload_preload, __rust_offload_release, __rust_offload_launch.<kernel>",
+        "__rust_offload_preload, __rust_offload_release, __rust_offload_update, __rust_offload_launch.<kernel>",
     );
     assert_contains(&message, "in `calls_bogus`");
 }

@@ -5,6 +5,7 @@
 //! (address, then length). The argument's type decides how the address slot is mapped.
 
 use crate::intrinsics::arg_kind;
+use crate::view::{PresentSlice, PresentSliceMut};
 use crate::{DeviceCopy, Error, Preload, PreloadMut};
 
 /// Parameter shapes, written by `#[offload::kernel]` in the bounds of a kernel's launcher.
@@ -93,6 +94,31 @@ impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s|
 impl_kernel_arg!(Mut, arg_kind::MAP_TO_FROM, ['r] &'r mut T, |s| &**s);
 impl_kernel_arg!(Mut, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() });
 
+/// Ranges of preloaded slices: present, no copies.
+macro_rules! impl_present_range {
+    ($param:ident, $ty:ty) => {
+        unsafe impl<'r, 'a, T: DeviceCopy> KernelArg<param::$param<[T]>> for $ty {
+            const KIND: i64 = arg_kind::PRESENT;
+            #[inline(always)]
+            fn address(&self) -> *const u8 {
+                self.as_ptr().cast()
+            }
+            #[inline(always)]
+            fn size(&self) -> i64 {
+                (self.len() * size_of::<T>()) as i64
+            }
+            #[inline(always)]
+            fn elements(&self) -> usize {
+                self.len()
+            }
+        }
+    };
+}
+
+impl_present_range!(Ref, &'r PresentSlice<'a, T>);
+impl_present_range!(Ref, &'r PresentSliceMut<'a, T>);
+impl_present_range!(Mut, &'r mut PresentSliceMut<'a, T>);
+
 /// By-value parameters: the value's bits in the slot.
 unsafe impl<T: DeviceCopy + Copy> KernelArg<param::Val<T>> for T {
     const KIND: i64 = arg_kind::LITERAL;
@@ -131,22 +157,26 @@ unsafe impl<T: DeviceCopy + Copy> KernelArg<param::Val<T>> for T {
 pub struct Dim([u32; 3]);
 
 impl From<u32> for Dim {
+    #[inline]
     fn from(x: u32) -> Self {
         Dim([x, 1, 1])
     }
 }
 impl From<[u32; 3]> for Dim {
+    #[inline]
     fn from(d: [u32; 3]) -> Self {
         Dim(d)
     }
 }
 impl From<(u32, u32, u32)> for Dim {
+    #[inline]
     fn from((x, y, z): (u32, u32, u32)) -> Self {
         Dim([x, y, z])
     }
 }
 
 /// The runtime's one-dimensional launch: `(blocks, threads per block)`, checked.
+#[inline]
 pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<(i32, i32), Error> {
     let invalid = |reason| Err(Error::InvalidGeometry { kernel, reason });
     let ([gx, gy, gz], [bx, by, bz]) = (grid.0, block.0);
@@ -165,11 +195,13 @@ pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<(i32, i32
 }
 
 /// The hidden first slot of every kernel: the geometry the host-offload image loops over.
+#[inline]
 pub fn geometry_slot(grid: i32, block: i32) -> *const u8 {
     core::ptr::without_provenance(((block as u64) << 32 | grid as u64) as usize)
 }
 
 /// The runtime's status of one launch, as a `Result`.
+#[inline]
 pub fn status(kernel: &'static str, status: i32) -> Result<(), Error> {
     if status == 0 { Ok(()) } else { Err(Error::LaunchFailed { kernel, status }) }
 }

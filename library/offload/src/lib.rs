@@ -45,6 +45,8 @@ mod preload;
 mod rt;
 #[cfg(not(offload_device))]
 pub mod sys;
+#[cfg(not(offload_device))]
+mod view;
 
 #[cfg(not(offload_device))]
 pub use device::device_name;
@@ -57,6 +59,8 @@ pub use launch::{Dim, Elements, KernelArg, param};
 pub use offload_macros::{DeviceCopy, kernel};
 #[cfg(not(offload_device))]
 pub use preload::{Preload, PreloadMut, preload, preload_mut, try_preload, try_preload_mut};
+#[cfg(not(offload_device))]
+pub use view::{PresentSlice, PresentSliceMut};
 
 /// Launches a kernel: `launch!(KERNEL, GRID, BLOCK, (ARGS,))`, upstream's argument order.
 ///

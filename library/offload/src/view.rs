@@ -1,0 +1,107 @@
+//! Sub-ranges of preloaded slices, passed to kernels without new copies: the runtime finds a
+//! range inside a present mapping and hands the kernel the matching device address.
+
+use core::marker::PhantomData;
+use core::ops::{Bound, RangeBounds};
+
+use crate::{DeviceCopy, Preload, PreloadMut};
+
+/// A read-only range of a [`Preload`]ed or [`PreloadMut`]ed slice, already on the device.
+pub struct PresentSlice<'a, T> {
+    data: *const T,
+    len: usize,
+    _borrow: PhantomData<&'a [T]>,
+}
+
+/// A read-write range of a [`PreloadMut`]ed slice, already on the device.
+pub struct PresentSliceMut<'a, T> {
+    data: *mut T,
+    len: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+/// `range` within `0..len`, as `(start, end)`; panics like slice indexing when outside.
+#[track_caller]
+fn bounds(range: impl RangeBounds<usize>, len: usize) -> (usize, usize) {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.checked_add(1).expect("range start overflows"),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1).expect("range end overflows"),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    assert!(
+        start <= end && end <= len,
+        "range {start}..{end} out of the preloaded slice of length {len}"
+    );
+    (start, end)
+}
+
+impl<T: DeviceCopy> Preload<'_, [T]> {
+    /// The elements `range` of the preloaded slice, to pass to a `&[T]` kernel parameter.
+    #[track_caller]
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> PresentSlice<'_, T> {
+        let (start, end) = bounds(range, self.host().len());
+        PresentSlice {
+            data: self.host()[start..end].as_ptr(),
+            len: end - start,
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<T: DeviceCopy> PreloadMut<'_, [T]> {
+    /// The elements `range`, to pass to a `&[T]` kernel parameter.
+    #[track_caller]
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> PresentSlice<'_, T> {
+        // SAFETY: only the address and length are taken.
+        let all = unsafe { self.device_view() };
+        let (start, end) = bounds(range, all.len());
+        PresentSlice { data: all[start..end].as_ptr(), len: end - start, _borrow: PhantomData }
+    }
+
+    /// The elements `range`, to pass to a `&mut [T]` kernel parameter. The guard stays
+    /// mutably borrowed while the range lives.
+    #[track_caller]
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> PresentSliceMut<'_, T> {
+        // SAFETY: only the address and length are taken; `&mut self` keeps the range unique.
+        let all = unsafe { self.device_view() };
+        let (start, end) = bounds(range, all.len());
+        PresentSliceMut {
+            data: all[start..end].as_ptr().cast_mut(),
+            len: end - start,
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<T> PresentSlice<'_, T> {
+    pub(crate) fn as_ptr(&self) -> *const T {
+        self.data
+    }
+    /// Elements in the range.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether the range is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<T> PresentSliceMut<'_, T> {
+    pub(crate) fn as_ptr(&self) -> *const T {
+        self.data
+    }
+    /// Elements in the range.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether the range is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
