@@ -27,8 +27,8 @@ use offload::{preload, preload_mut};
 // CHECK-NOT: alloca
 // CHECK-DAG: call void @__tgt_target_data_begin_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr %.offload_baseptrs{{[0-9]*}}, ptr %.offload_ptrs{{[0-9]*}}, ptr @.offload_sizes.preload_in_branches.preload.0, ptr @.offload_maptypes.preload_in_branches.preload.0.begin, ptr null, ptr null)
 // CHECK-DAG: call void @__tgt_target_data_begin_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr %.offload_baseptrs{{[0-9]*}}, ptr %.offload_ptrs{{[0-9]*}}, ptr @.offload_sizes.preload_in_branches.preload.1, ptr @.offload_maptypes.preload_in_branches.preload.1.begin, ptr null, ptr null)
-// CHECK-DAG: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr %.offload_baseptrs{{[0-9]*}}, ptr %.offload_ptrs{{[0-9]*}}, ptr @.offload_sizes.preload_in_branches.release.0, ptr @.offload_maptypes.preload_in_branches.release.0.end, ptr null, ptr null)
-// CHECK-DAG: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr %.offload_baseptrs{{[0-9]*}}, ptr %.offload_ptrs{{[0-9]*}}, ptr @.offload_sizes.preload_in_branches.release.1, ptr @.offload_maptypes.preload_in_branches.release.1.end, ptr null, ptr null)
+// CHECK-DAG: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr %.offload_baseptrs{{[0-9]*}}, ptr %.offload_ptrs{{[0-9]*}}, ptr @.offload_sizes.preload_in_branches.release.0, ptr @.offload_maptypes.preload_in_branches.release.0.end, ptr null, ptr null)
+// CHECK-DAG: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr %.offload_baseptrs{{[0-9]*}}, ptr %.offload_ptrs{{[0-9]*}}, ptr @.offload_sizes.preload_in_branches.release.1, ptr @.offload_maptypes.preload_in_branches.release.1.end, ptr null, ptr null)
 // CHECK-NOT: alloca
 // CHECK: {{^}}}
 #[unsafe(no_mangle)]
@@ -53,7 +53,7 @@ pub fn preload_in_branches(flag: bool, xs: &[f32; 64], ys: &mut [f32; 32]) {
 // CHECK-NOT: alloca
 // CHECK: call void @__tgt_target_data_begin_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr [[BASE]], ptr [[PTRS]], ptr @.offload_sizes.preload_in_loop.preload.0, ptr @.offload_maptypes.preload_in_loop.preload.0.begin, ptr null, ptr null)
 // CHECK-NOT: alloca
-// CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr [[BASE_END]], ptr [[PTRS_END]], ptr @.offload_sizes.preload_in_loop.release.0, ptr @.offload_maptypes.preload_in_loop.release.0.end, ptr null, ptr null)
+// CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr [[BASE_END]], ptr [[PTRS_END]], ptr @.offload_sizes.preload_in_loop.release.0, ptr @.offload_maptypes.preload_in_loop.release.0.end, ptr null, ptr null)
 // CHECK-NOT: alloca
 // CHECK: {{^}}}
 #[unsafe(no_mangle)]

@@ -118,8 +118,8 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // CHECK-NEXT: {{%[0-9]+}} = icmp eq i32 [[RC]], 0
 
 // The guards are dropped: `y` comes back (FROM), `x` is released.
-// CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, {{.*}}, ptr @.offload_maptypes.launch_preloaded.release.[[Y_RELEASE]].end, ptr null, ptr null)
-// CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, {{.*}}, ptr @.offload_maptypes.launch_preloaded.release.{{[0-9]+}}.end, ptr null, ptr null)
+// CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, {{.*}}, ptr @.offload_maptypes.launch_preloaded.release.[[Y_RELEASE]].end, ptr null, ptr null)
+// CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, {{.*}}, ptr @.offload_maptypes.launch_preloaded.release.{{[0-9]+}}.end, ptr null, ptr null)
 // CHECK: ret void
 #[unsafe(no_mangle)]
 pub fn launch_preloaded(xs: &[f32], ys: &mut [f32]) {

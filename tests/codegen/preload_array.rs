@@ -38,7 +38,7 @@ use offload::preload;
 // CHECK-NEXT: store ptr [[DATA:%[^,]+]], ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [1 x ptr], ptr [[PTRS_END]], i32 0, i32 0
 // CHECK-NEXT: store ptr [[DATA]], ptr [[SLOT]], align 8
-// CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr [[BASE_END]], ptr [[PTRS_END]], ptr @.offload_sizes.preload_array.release.0, ptr @.offload_maptypes.preload_array.release.0.end, ptr null, ptr null)
+// CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr [[BASE_END]], ptr [[PTRS_END]], ptr @.offload_sizes.preload_array.release.0, ptr @.offload_maptypes.preload_array.release.0.end, ptr null, ptr null)
 // CHECK: ret void
 #[unsafe(no_mangle)]
 pub fn preload_array(xs: &[f32; 256]) {

@@ -20,11 +20,11 @@ use offload::preload_mut;
 // CHECK-LABEL: define {{.*}} @sync_then_update(ptr
 // CHECK: call void @__tgt_target_data_begin_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr {{%\.offload_baseptrs[0-9]*}}, ptr {{%\.offload_ptrs[0-9]*}}, ptr @.offload_sizes.sync_then_update.preload.0, ptr @.offload_maptypes.sync_then_update.preload.0.begin, ptr null, ptr null)
 // CHECK-NOT: __tgt_target_data_end_mapper
-// CHECK: call void @__tgt_target_data_update_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr {{%\.offload_baseptrs[0-9]*}}, ptr {{%\.offload_ptrs[0-9]*}}, ptr @.offload_sizes.sync_then_update.update.0, ptr @.offload_maptypes.sync_then_update.update.0.from, ptr null, ptr null)
+// CHECK: call void @__tgt_target_data_update_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr {{%\.offload_baseptrs[0-9]*}}, ptr {{%\.offload_ptrs[0-9]*}}, ptr @.offload_sizes.sync_then_update.update.0, ptr @.offload_maptypes.sync_then_update.update.0.from, ptr null, ptr null)
 // The host reads the synchronised copy, then edits it and pushes it back.
 // CHECK-NOT: __tgt_target_data_end_mapper
-// CHECK: call void @__tgt_target_data_update_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr {{%\.offload_baseptrs[0-9]*}}, ptr {{%\.offload_ptrs[0-9]*}}, ptr @.offload_sizes.sync_then_update.update.1, ptr @.offload_maptypes.sync_then_update.update.1.to, ptr null, ptr null)
-// CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr {{%\.offload_baseptrs[0-9]*}}, ptr {{%\.offload_ptrs[0-9]*}}, ptr @.offload_sizes.sync_then_update.release.0, ptr @.offload_maptypes.sync_then_update.release.0.end, ptr null, ptr null)
+// CHECK: call void @__tgt_target_data_update_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr {{%\.offload_baseptrs[0-9]*}}, ptr {{%\.offload_ptrs[0-9]*}}, ptr @.offload_sizes.sync_then_update.update.1, ptr @.offload_maptypes.sync_then_update.update.1.to, ptr null, ptr null)
+// CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr {{%\.offload_baseptrs[0-9]*}}, ptr {{%\.offload_ptrs[0-9]*}}, ptr @.offload_sizes.sync_then_update.release.0, ptr @.offload_maptypes.sync_then_update.release.0.end, ptr null, ptr null)
 #[unsafe(no_mangle)]
 pub fn sync_then_update(ys: &mut [f32; 32]) -> f32 {
     let mut y = preload_mut(ys);

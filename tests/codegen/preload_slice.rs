@@ -43,7 +43,7 @@ use offload::preload;
 // CHECK-NEXT: store ptr [[DATA]], ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [1 x i64], ptr [[SIZES_END]], i32 0, i32 0
 // CHECK-NEXT: store i64 [[BYTES_END:%[0-9]+]], ptr [[SLOT]], align 8
-// CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr [[BASE_END]], ptr [[PTRS_END]], ptr [[SIZES_END]], ptr @.offload_maptypes.preload_slice.release.0.end, ptr null, ptr null)
+// CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr [[BASE_END]], ptr [[PTRS_END]], ptr [[SIZES_END]], ptr @.offload_maptypes.preload_slice.release.0.end, ptr null, ptr null)
 #[unsafe(no_mangle)]
 pub fn preload_slice(xs: &[f32]) {
     let x = preload(xs);

@@ -43,20 +43,22 @@ use offload::preload;
 // CHECK-NEXT: store ptr [[B:%[^,]+]], ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [1 x ptr], ptr [[PTRS:%\.offload_ptrs[0-9]*]], i32 0, i32 0
 // CHECK-NEXT: store ptr [[B]], ptr [[SLOT]], align 8
-// CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr [[BASE]], ptr [[PTRS]], ptr @.offload_sizes.preload_twice.release.0, ptr @.offload_maptypes.preload_twice.release.0.end, ptr null, ptr null)
+// CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr [[BASE]], ptr [[PTRS]], ptr @.offload_sizes.preload_twice.release.0, ptr @.offload_maptypes.preload_twice.release.0.end, ptr null, ptr null)
 // CHECK-NEXT: call void @llvm.lifetime.end.p0(ptr nonnull %b)
 // CHECK-NEXT: [[A:%[^ ]+]] = load ptr, ptr %a, align 8
+// The guard's device (-1, the default, stored when `a` was made: `b` escaped to black_box).
+// CHECK-NEXT: {{%[^ ]+}} = load i64, ptr {{%[^ ]+}}, align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [1 x ptr], ptr [[BASE:%\.offload_baseptrs[0-9]*]], i32 0, i32 0
 // CHECK-NEXT: store ptr [[A]], ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [1 x ptr], ptr [[PTRS:%\.offload_ptrs[0-9]*]], i32 0, i32 0
 // CHECK-NEXT: store ptr [[A]], ptr [[SLOT]], align 8
-// CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr [[BASE]], ptr [[PTRS]], ptr @.offload_sizes.preload_twice.release.1, ptr @.offload_maptypes.preload_twice.release.1.end, ptr null, ptr null)
+// CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr [[BASE]], ptr [[PTRS]], ptr @.offload_sizes.preload_twice.release.1, ptr @.offload_maptypes.preload_twice.release.1.end, ptr null, ptr null)
 // CHECK-NEXT: call void @llvm.lifetime.end.p0(ptr nonnull %a)
 // CHECK-NEXT: ret void
 
 // The unwind path of the second `preload` releases `a`.
 // CHECK: landingpad
-// CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr {{%\.offload_baseptrs[0-9]*}}, ptr {{%\.offload_ptrs[0-9]*}}, ptr @.offload_sizes.preload_twice.release.2, ptr @.offload_maptypes.preload_twice.release.2.end, ptr null, ptr null)
+// CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr {{%\.offload_baseptrs[0-9]*}}, ptr {{%\.offload_ptrs[0-9]*}}, ptr @.offload_sizes.preload_twice.release.2, ptr @.offload_maptypes.preload_twice.release.2.end, ptr null, ptr null)
 // CHECK-NEXT: resume
 #[unsafe(no_mangle)]
 pub fn preload_twice(xs: &[f32; 16]) {

@@ -160,6 +160,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
     let p = quote!(::offload::__private);
 
     let mut generics = Vec::new();
+    let mut shapes = Vec::new();
     let mut args = Vec::new();
     let mut marker_params = Vec::new();
     let mut marker_args = Vec::new();
@@ -177,6 +178,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
         let arg = Ident::new(&format!("a{i}"), Span::call_site());
         let shape = param.param_shape();
         generics.push(quote!(#ty: ::offload::KernelArg<#shape>));
+        shapes.push(shape.clone());
         push_slot(
             quote!(<#ty as ::offload::KernelArg<#shape>>::KIND),
             quote!(::offload::KernelArg::<#shape>::address(&#arg)),
@@ -207,14 +209,16 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
 
             #[inline(always)]
             pub fn __offload_launch<#(#generics),*>(
+                device: i64,
                 grid: impl ::core::convert::Into<::offload::Dim>,
                 block: impl ::core::convert::Into<::offload::Dim>,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> {
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
+                #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 // SAFETY: every borrow passed lives until the call returns, and the kinds
                 // describe them (`KernelArg`'s contract).
-                let status = unsafe { __offload_marker(-1, grid, block, #(#marker_args),*) };
+                let status = unsafe { __offload_marker(device, grid, block, #(#marker_args),*) };
                 #p::status(#symbol, status)
             }
         }

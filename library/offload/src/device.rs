@@ -1,25 +1,111 @@
-//! What the program offloads to: the GPU's name, or the runtime's host-offload device.
+//! Devices: how many the runtime has, their names, and preloads on a chosen one.
 
 use core::ffi::{c_char, c_int, c_void};
 
-use crate::sys;
+use crate::preload::{preload_mut_on, preload_on};
+use crate::{DeviceCopy, Error, Preload, PreloadMut, rt, sys};
+
+/// One of the runtime's devices. The runtime numbers the NVIDIA GPUs first (their image
+/// registers first), then the host-offload plugin's devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Device {
+    id: i32,
+}
+
+impl Device {
+    /// How many devices the runtime has (0 with no usable device and no host-offload image).
+    pub fn count() -> usize {
+        if rt::require_device().is_err() {
+            return 0;
+        }
+        // SAFETY: a plain query.
+        usize::try_from(unsafe { sys::omp_get_num_devices() }).unwrap_or(0)
+    }
+
+    /// Device number `id`.
+    pub fn get(id: usize) -> Result<Self, Error> {
+        let count = Self::count();
+        match i32::try_from(id) {
+            Ok(id32) if id < count => Ok(Device { id: id32 }),
+            _ => Err(Error::NoSuchDevice { id, count }),
+        }
+    }
+
+    /// The device `preload`, `preload_mut` and `launch!` use when none is named.
+    pub fn default_device() -> Result<Self, Error> {
+        rt::default_device().map(|id| Device { id })
+    }
+
+    /// The runtime's number for this device.
+    #[inline]
+    pub fn id(&self) -> usize {
+        self.id as usize
+    }
+
+    /// The number as the runtime's entry points take it.
+    #[doc(hidden)]
+    #[inline]
+    pub fn runtime_id(&self) -> i64 {
+        i64::from(self.id)
+    }
+
+    /// For people to read: the GPU's name, or the host-offload device's number. Assumes the
+    /// program embeds the NVIDIA image (the default), so that the GPUs come first.
+    pub fn name(&self) -> String {
+        let gpus = cuda_device_count();
+        if (self.id as usize) < gpus {
+            cuda_device_name(self.id).unwrap_or_else(|| format!("CUDA device {}", self.id))
+        } else {
+            format!(
+                "host-offload x86_64 device {} (libomptarget host plugin)",
+                self.id as usize - gpus
+            )
+        }
+    }
+
+    /// [`crate::preload`] on this device.
+    #[inline]
+    pub fn preload<'a, T: ?Sized + DeviceCopy>(
+        &self,
+        data: &'a T,
+    ) -> Result<Preload<'a, T>, Error> {
+        preload_on(self.runtime_id(), data)
+    }
+
+    /// [`crate::preload_mut`] on this device.
+    #[inline]
+    pub fn preload_mut<'a, T: ?Sized + DeviceCopy>(
+        &self,
+        data: &'a mut T,
+    ) -> Result<PreloadMut<'a, T>, Error> {
+        preload_mut_on(self.runtime_id(), data)
+    }
+}
 
 /// What a kernel launched on the default device runs on, for people to read: the NVIDIA GPU's
 /// name when the CUDA driver reports one (the runtime's CUDA plugin then comes first), else
 /// the runtime's x86_64 host-offload plugin.
 pub fn device_name() -> String {
-    cuda_device_name()
+    cuda_device_name(0)
         .unwrap_or_else(|| "host-offload x86_64 (libomptarget host plugin, no GPU)".to_owned())
 }
 
-/// Device 0's name from the CUDA driver, if a driver with a device is installed.
-fn cuda_device_name() -> Option<String> {
-    type CuInit = unsafe extern "C" fn(u32) -> c_int;
-    type CuDeviceGetCount = unsafe extern "C" fn(*mut c_int) -> c_int;
-    type CuDeviceGet = unsafe extern "C" fn(*mut c_int, c_int) -> c_int;
-    type CuDeviceGetName = unsafe extern "C" fn(*mut c_char, c_int, c_int) -> c_int;
-    // SAFETY: the symbols are looked up by their documented names and called with the
-    // documented signatures (CUDA driver API); a missing library or symbol returns None.
+type CuInit = unsafe extern "C" fn(u32) -> c_int;
+type CuDeviceGetCount = unsafe extern "C" fn(*mut c_int) -> c_int;
+type CuDeviceGet = unsafe extern "C" fn(*mut c_int, c_int) -> c_int;
+type CuDeviceGetName = unsafe extern "C" fn(*mut c_char, c_int, c_int) -> c_int;
+
+/// The CUDA driver's entry points this module uses, once initialised.
+struct CudaApi {
+    count: CuDeviceGetCount,
+    get: CuDeviceGet,
+    name: CuDeviceGetName,
+}
+
+/// Runs `f` with the CUDA driver, if one is installed and initialises.
+fn cuda<R>(f: impl FnOnce(&CudaApi) -> Option<R>) -> Option<R> {
+    // SAFETY: the symbols are looked up by their documented names and have the documented
+    // signatures (CUDA driver API); a missing library or symbol gives None.
     unsafe {
         let lib = sys::dlopen(c"libcuda.so.1".as_ptr(), sys::RTLD_LAZY);
         if lib.is_null() {
@@ -30,22 +116,42 @@ fn cuda_device_name() -> Option<String> {
             (!p.is_null()).then_some(p)
         };
         let init: CuInit = core::mem::transmute(sym(c"cuInit")?);
-        let count: CuDeviceGetCount = core::mem::transmute(sym(c"cuDeviceGetCount")?);
-        let get: CuDeviceGet = core::mem::transmute(sym(c"cuDeviceGet")?);
-        let name: CuDeviceGetName = core::mem::transmute(sym(c"cuDeviceGetName")?);
-        let mut n = 0;
-        if init(0) != 0 || count(&mut n) != 0 || n == 0 {
+        let api = CudaApi {
+            count: core::mem::transmute::<*mut c_void, CuDeviceGetCount>(sym(c"cuDeviceGetCount")?),
+            get: core::mem::transmute::<*mut c_void, CuDeviceGet>(sym(c"cuDeviceGet")?),
+            name: core::mem::transmute::<*mut c_void, CuDeviceGetName>(sym(c"cuDeviceGetName")?),
+        };
+        if init(0) != 0 {
             return None;
         }
-        let mut device = 0;
-        if get(&mut device, 0) != 0 {
-            return None;
-        }
-        let mut buf = [0 as c_char; 256];
-        if name(buf.as_mut_ptr(), buf.len() as c_int, device) != 0 {
-            return None;
-        }
-        let text = core::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
-        Some(format!("{text} (CUDA)"))
+        f(&api)
     }
+}
+
+/// GPUs the CUDA driver reports (0 without a driver).
+fn cuda_device_count() -> usize {
+    cuda(|api| {
+        let mut n = 0;
+        // SAFETY: the driver writes one int.
+        (unsafe { (api.count)(&mut n) } == 0).then_some(n as usize)
+    })
+    .unwrap_or(0)
+}
+
+/// GPU `ordinal`'s name from the CUDA driver, if it has one.
+fn cuda_device_name(ordinal: i32) -> Option<String> {
+    cuda(|api| {
+        let mut device = 0;
+        let mut buf = [0 as c_char; 256];
+        // SAFETY: the driver writes one int and at most `buf.len()` bytes.
+        unsafe {
+            if (api.get)(&mut device, ordinal) != 0
+                || (api.name)(buf.as_mut_ptr(), buf.len() as c_int, device) != 0
+            {
+                return None;
+            }
+            let text = core::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
+            Some(format!("{text} (CUDA)"))
+        }
+    })
 }

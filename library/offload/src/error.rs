@@ -13,6 +13,10 @@ pub enum Error {
     MapFailed { bytes: usize },
     /// `__tgt_target_kernel` returned a failure status for this kernel.
     LaunchFailed { kernel: &'static str, status: i32 },
+    /// A present argument lives on another device than the launch.
+    WrongDevice { kernel: &'static str, argument: i64, launch: i64 },
+    /// There is no device with this number.
+    NoSuchDevice { id: usize, count: usize },
     /// The launch geometry cannot be expressed to this runtime.
     InvalidGeometry { kernel: &'static str, reason: &'static str },
 }
@@ -31,6 +35,17 @@ impl fmt::Display for Error {
             ),
             Error::LaunchFailed { kernel, status } => {
                 write!(f, "launch of kernel `{kernel}` failed with runtime status {status}")
+            }
+            Error::WrongDevice { kernel, argument, launch } => write!(
+                f,
+                "kernel `{kernel}` launches on device {launch} but an argument is preloaded on device {argument} (preload it with the launch's Device)"
+            ),
+            Error::NoSuchDevice { id, count } => {
+                write!(
+                    f,
+                    "there is no offload device {id} (the runtime has {count}: 0 to {})",
+                    count.saturating_sub(1)
+                )
             }
             Error::InvalidGeometry { kernel, reason } => {
                 write!(f, "invalid launch geometry for kernel `{kernel}`: {reason}")

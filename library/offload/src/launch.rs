@@ -39,7 +39,16 @@ pub unsafe trait KernelArg<P> {
     fn size(&self) -> i64;
     /// Elements, for slice parameters (the second slot).
     fn elements(&self) -> usize;
+    /// The device the data is present on (a runtime device number, -1 for the default), or
+    /// `i64::MIN` for data mapped by the launch itself and for values.
+    #[inline(always)]
+    fn device(&self) -> i64 {
+        ANY_DEVICE
+    }
 }
+
+/// [`KernelArg::device`] of arguments that go to whichever device the launch runs on.
+pub(crate) const ANY_DEVICE: i64 = i64::MIN;
 
 /// `size_of_val` as the runtime's `i64`.
 fn bytes<T: ?Sized>(data: &T) -> i64 {
@@ -62,7 +71,7 @@ impl<T> Elements for T {
 }
 
 macro_rules! impl_kernel_arg {
-    ($param:ident, $kind:expr, [$($lt:lifetime),*] $ty:ty, |$s:ident| $data:expr) => {
+    ($param:ident, $kind:expr, [$($lt:lifetime),*] $ty:ty, |$s:ident| $data:expr $(, device $dev:expr)?) => {
         unsafe impl<$($lt,)* T: ?Sized + DeviceCopy + Elements> KernelArg<param::$param<T>> for $ty {
             const KIND: i64 = $kind;
             #[inline(always)]
@@ -80,6 +89,13 @@ macro_rules! impl_kernel_arg {
                 let $s = self;
                 Elements::elements($data)
             }
+            $(
+                #[inline(always)]
+                fn device(&self) -> i64 {
+                    let $s = self;
+                    $dev
+                }
+            )?
         }
     };
 }
@@ -87,12 +103,12 @@ macro_rules! impl_kernel_arg {
 // `&T` parameters.
 impl_kernel_arg!(Ref, arg_kind::MAP_TO, ['r] &'r T, |s| &**s);
 impl_kernel_arg!(Ref, arg_kind::MAP_TO, ['r] &'r mut T, |s| &**s);
-impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r Preload<'a, T>, |s| s.host());
-impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r PreloadMut<'a, T>, |s| unsafe { s.device_view() });
-impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() });
+impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r Preload<'a, T>, |s| s.host(), device Preload::device(*s));
+impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r PreloadMut<'a, T>, |s| unsafe { s.device_view() }, device PreloadMut::device(*s));
+impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() }, device PreloadMut::device(&**s));
 // `&mut T` parameters.
 impl_kernel_arg!(Mut, arg_kind::MAP_TO_FROM, ['r] &'r mut T, |s| &**s);
-impl_kernel_arg!(Mut, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() });
+impl_kernel_arg!(Mut, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() }, device PreloadMut::device(&**s));
 
 /// Ranges of preloaded slices: present, no copies.
 macro_rules! impl_present_range {
@@ -110,6 +126,10 @@ macro_rules! impl_present_range {
             #[inline(always)]
             fn elements(&self) -> usize {
                 self.len()
+            }
+            #[inline(always)]
+            fn device(&self) -> i64 {
+                (**self).device()
             }
         }
     };
@@ -198,6 +218,27 @@ pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<(i32, i32
 #[inline]
 pub fn geometry_slot(grid: i32, block: i32) -> *const u8 {
     core::ptr::without_provenance(((block as u64) << 32 | grid as u64) as usize)
+}
+
+/// Checks that every present argument lives on the launch's device: a `Preload` made on one
+/// device and passed to a launch on another would reach the kernel as an unmapped address.
+#[inline]
+pub fn check_devices(kernel: &'static str, device: i64, arguments: &[i64]) -> Result<(), Error> {
+    for &argument in arguments {
+        if argument != ANY_DEVICE && argument != device && resolve(argument) != resolve(device) {
+            return Err(Error::WrongDevice {
+                kernel,
+                argument: resolve(argument),
+                launch: resolve(device),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A device argument with -1 (the default) replaced by the default device's number.
+fn resolve(device: i64) -> i64 {
+    if device >= 0 { device } else { crate::rt::default_device().map_or(device, i64::from) }
 }
 
 /// The runtime's status of one launch, as a `Result`.

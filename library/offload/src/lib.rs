@@ -49,7 +49,7 @@ pub mod sys;
 mod view;
 
 #[cfg(not(offload_device))]
-pub use device::device_name;
+pub use device::{Device, device_name};
 pub use device_copy::DeviceCopy;
 pub use error::Error;
 #[cfg(not(offload_device))]
@@ -68,9 +68,15 @@ pub use view::{PresentSlice, PresentSliceMut};
 /// scalar (passed by value), a `&Preload`/`&PreloadMut`/`&mut PreloadMut` (already on the
 /// device: no copies), or a plain `&T`/`&mut T` (copied in, and back for `&mut`, around this
 /// launch only). Returns `Result<(), offload::Error>` once the kernel has finished.
+///
+/// `launch!(on DEVICE, KERNEL, GRID, BLOCK, (ARGS,))` launches on a [`Device`]; its
+/// present arguments must have been preloaded on that device (else `Error::WrongDevice`).
 #[macro_export]
 macro_rules! launch {
+    (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, $($arg),*)
+    };
     ($($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch($grid, $block, $($arg),*)
+        $($kernel)::+::__offload_launch(-1, $grid, $block, $($arg),*)
     };
 }

@@ -6,7 +6,7 @@ use crate::intrinsics::{self, preload_kind, update_direction};
 use crate::{DeviceCopy, Error, rt};
 
 /// The runtime's "default device" argument.
-const DEFAULT_DEVICE: i64 = -1;
+pub(crate) const DEFAULT_DEVICE: i64 = -1;
 
 /// A read-only copy of `T` on the device, made once by [`preload`].
 ///
@@ -16,6 +16,7 @@ const DEFAULT_DEVICE: i64 = -1;
 #[must_use = "dropping a Preload releases the device copy at once"]
 pub struct Preload<'a, T: ?Sized> {
     data: &'a T,
+    device: i64,
 }
 
 /// A read-write copy of `T` on the device, made once by [`preload_mut`].
@@ -26,6 +27,7 @@ pub struct Preload<'a, T: ?Sized> {
 #[must_use = "dropping a PreloadMut copies the data back and releases the device copy at once"]
 pub struct PreloadMut<'a, T: ?Sized> {
     data: *mut T,
+    device: i64,
     _borrow: PhantomData<&'a mut T>,
 }
 
@@ -44,15 +46,33 @@ pub fn preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> PreloadMut<'_, T> {
 
 /// Like [`preload`], returning the runtime's refusal as an [`Error`].
 pub fn try_preload<T: ?Sized + DeviceCopy>(data: &T) -> Result<Preload<'_, T>, Error> {
-    map(data as *const T as *const u8, size_of_val(data), preload_kind::READ)?;
-    Ok(Preload { data })
+    preload_on(DEFAULT_DEVICE, data)
 }
 
 /// Like [`preload_mut`], returning the runtime's refusal as an [`Error`].
 pub fn try_preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> Result<PreloadMut<'_, T>, Error> {
+    preload_mut_on(DEFAULT_DEVICE, data)
+}
+
+/// A preload on `device` (a runtime device number, or -1 for the default).
+#[inline(always)]
+pub(crate) fn preload_on<T: ?Sized + DeviceCopy>(
+    device: i64,
+    data: &T,
+) -> Result<Preload<'_, T>, Error> {
+    map(device, data as *const T as *const u8, size_of_val(data), preload_kind::READ)?;
+    Ok(Preload { data, device })
+}
+
+/// A mutable preload on `device` (a runtime device number, or -1 for the default).
+#[inline(always)]
+pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
+    device: i64,
+    data: &mut T,
+) -> Result<PreloadMut<'_, T>, Error> {
     let bytes = size_of_val(data);
-    map(data as *mut T as *const u8, bytes, preload_kind::READ_WRITE)?;
-    Ok(PreloadMut { data, _borrow: PhantomData })
+    map(device, data as *mut T as *const u8, bytes, preload_kind::READ_WRITE)?;
+    Ok(PreloadMut { data, device, _borrow: PhantomData })
 }
 
 /// The begin mapper of one preload.
@@ -61,27 +81,32 @@ pub fn try_preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> Result<PreloadMu
 /// process under `OMP_TARGET_OFFLOAD=MANDATORY` or `DEFAULT`, and with offloading disabled
 /// there is no device, which [`rt::require_device`] reports first.
 #[inline(always)]
-fn map(ptr: *const u8, bytes: usize, kind: i64) -> Result<(), Error> {
+fn map(device: i64, ptr: *const u8, bytes: usize, kind: i64) -> Result<(), Error> {
     rt::require_device()?;
     if bytes == 0 {
         // Nothing to copy: the runtime is not asked to map an empty range.
         return Ok(());
     }
     // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it lives.
-    unsafe { intrinsics::preload(DEFAULT_DEVICE, ptr, bytes as i64, kind) };
+    unsafe { intrinsics::preload(device, ptr, bytes as i64, kind) };
     Ok(())
 }
 
 /// The end ("return") mapper of one preload.
 #[inline(always)]
-fn unmap(ptr: *const u8, bytes: usize, kind: i64) {
+fn unmap(device: i64, ptr: *const u8, bytes: usize, kind: i64) {
     if bytes != 0 {
         // SAFETY: the range was mapped by `map` with the same kind and is still borrowed.
-        unsafe { intrinsics::release(DEFAULT_DEVICE, ptr, bytes as i64, kind) };
+        unsafe { intrinsics::release(device, ptr, bytes as i64, kind) };
     }
 }
 
 impl<T: ?Sized> Preload<'_, T> {
+    /// The runtime device number the copy lives on (-1: the default device).
+    pub(crate) fn device(&self) -> i64 {
+        self.device
+    }
+
     /// The host data this copy was made from.
     pub fn host(&self) -> &T {
         self.data
@@ -98,6 +123,11 @@ impl<T: ?Sized> Preload<'_, T> {
 }
 
 impl<T: ?Sized> PreloadMut<'_, T> {
+    /// The runtime device number the copy lives on (-1: the default device).
+    pub(crate) fn device(&self) -> i64 {
+        self.device
+    }
+
     pub(crate) fn as_ptr(&self) -> *const u8 {
         self.data as *const u8
     }
@@ -141,20 +171,20 @@ impl<T: ?Sized> PreloadMut<'_, T> {
         let bytes = self.size_in_bytes();
         if bytes != 0 {
             // SAFETY: the range is mapped (this guard's preload) and borrowed by this guard.
-            unsafe { intrinsics::update(DEFAULT_DEVICE, self.as_ptr(), bytes as i64, direction) };
+            unsafe { intrinsics::update(self.device, self.as_ptr(), bytes as i64, direction) };
         }
     }
 }
 
 impl<T: ?Sized> Drop for Preload<'_, T> {
     fn drop(&mut self) {
-        unmap(self.as_ptr(), self.size_in_bytes(), preload_kind::READ);
+        unmap(self.device, self.as_ptr(), self.size_in_bytes(), preload_kind::READ);
     }
 }
 
 impl<T: ?Sized> Drop for PreloadMut<'_, T> {
     fn drop(&mut self) {
-        unmap(self.as_ptr(), self.size_in_bytes(), preload_kind::READ_WRITE);
+        unmap(self.device, self.as_ptr(), self.size_in_bytes(), preload_kind::READ_WRITE);
     }
 }
 

@@ -2,7 +2,7 @@
 
 pub use crate::intrinsics::arg_kind;
 #[cfg(not(offload_device))]
-pub use crate::launch::{geometry, geometry_slot, status};
+pub use crate::launch::{check_devices, geometry, geometry_slot, status};
 
 /// A by-value parameter from its 8-byte slot.
 ///

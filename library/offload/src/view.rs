@@ -10,6 +10,7 @@ use crate::{DeviceCopy, Preload, PreloadMut};
 pub struct PresentSlice<'a, T> {
     data: *const T,
     len: usize,
+    device: i64,
     _borrow: PhantomData<&'a [T]>,
 }
 
@@ -17,6 +18,7 @@ pub struct PresentSlice<'a, T> {
 pub struct PresentSliceMut<'a, T> {
     data: *mut T,
     len: usize,
+    device: i64,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
@@ -48,6 +50,7 @@ impl<T: DeviceCopy> Preload<'_, [T]> {
         PresentSlice {
             data: self.host()[start..end].as_ptr(),
             len: end - start,
+            device: self.device(),
             _borrow: PhantomData,
         }
     }
@@ -60,7 +63,12 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
         // SAFETY: only the address and length are taken.
         let all = unsafe { self.device_view() };
         let (start, end) = bounds(range, all.len());
-        PresentSlice { data: all[start..end].as_ptr(), len: end - start, _borrow: PhantomData }
+        PresentSlice {
+            data: all[start..end].as_ptr(),
+            len: end - start,
+            device: self.device(),
+            _borrow: PhantomData,
+        }
     }
 
     /// The elements `range`, to pass to a `&mut [T]` kernel parameter. The guard stays
@@ -73,6 +81,7 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
         PresentSliceMut {
             data: all[start..end].as_ptr().cast_mut(),
             len: end - start,
+            device: self.device(),
             _borrow: PhantomData,
         }
     }
@@ -81,6 +90,9 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
 impl<T> PresentSlice<'_, T> {
     pub(crate) fn as_ptr(&self) -> *const T {
         self.data
+    }
+    pub(crate) fn device(&self) -> i64 {
+        self.device
     }
     /// Elements in the range.
     pub fn len(&self) -> usize {
@@ -95,6 +107,9 @@ impl<T> PresentSlice<'_, T> {
 impl<T> PresentSliceMut<'_, T> {
     pub(crate) fn as_ptr(&self) -> *const T {
         self.data
+    }
+    pub(crate) fn device(&self) -> i64 {
+        self.device
     }
     /// Elements in the range.
     pub fn len(&self) -> usize {
