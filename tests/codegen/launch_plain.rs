@@ -3,8 +3,8 @@
 //! end_mapper(.end)`, all over the same argument arrays. Slots: the hidden geometry, `a`, `x`
 //! and its length, `y` and its length.
 //!
-//! - `&mut [f32]`: begin TO (1), kernel TARGET_PARAM (32), end FROM (2);
-//! - `&[f32]`: begin TO (1), kernel TARGET_PARAM (32), end 0;
+//! - `&mut [f32]`: begin TO|ALWAYS (5), kernel TARGET_PARAM (32), end FROM|ALWAYS (6);
+//! - `&[f32]`: begin TO|ALWAYS (5), kernel TARGET_PARAM (32), end 0;
 //! - scalars and lengths: LITERAL|IMPLICIT (768) around, LITERAL|IMPLICIT|TARGET_PARAM (800) in the
 //!   kernel; their value is the base pointer and their `ArgPtrs` slot is null.
 //!
@@ -18,8 +18,8 @@ use core::hint::black_box;
 // CHECK: %struct.__tgt_kernel_arguments = type { i32, i32, ptr, ptr, ptr, ptr, ptr, ptr, i64, i64, [3 x i32], [3 x i32], i32 }
 
 // CHECK: @.offload_maptypes.saxpy.kernel = private unnamed_addr constant [6 x i64] [i64 800, i64 800, i64 32, i64 800, i64 32, i64 800]
-// CHECK: @.offload_maptypes.saxpy.begin = private unnamed_addr constant [6 x i64] [i64 768, i64 768, i64 1, i64 768, i64 1, i64 768]
-// CHECK: @.offload_maptypes.saxpy.end = private unnamed_addr constant [6 x i64] [i64 768, i64 768, i64 0, i64 768, i64 2, i64 768]
+// CHECK: @.offload_maptypes.saxpy.begin = private unnamed_addr constant [6 x i64] [i64 768, i64 768, i64 5, i64 768, i64 5, i64 768]
+// CHECK: @.offload_maptypes.saxpy.end = private unnamed_addr constant [6 x i64] [i64 768, i64 768, i64 0, i64 768, i64 6, i64 768]
 // CHECK: @.saxpy.region_id = internal constant i8 0
 
 #[offload::kernel]

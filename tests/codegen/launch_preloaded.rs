@@ -14,14 +14,14 @@ use offload::{preload, preload_mut};
 
 // CHECK-NOT: @.offload_maptypes.saxpy.{{(begin|end)}}
 // CHECK: @.offload_maptypes.launch_preloaded.preload.0.begin = private unnamed_addr constant [1 x i64] [i64 1]
-// CHECK: @.offload_maptypes.launch_preloaded.preload.1.begin = private unnamed_addr constant [1 x i64] [i64 1]
+// CHECK: @.offload_maptypes.launch_preloaded.preload.1.begin = private unnamed_addr constant [1 x i64] [i64 5]
 // CHECK-NOT: @.offload_maptypes.saxpy.{{(begin|end)}}
 // CHECK: @.offload_maptypes.saxpy.kernel = private unnamed_addr constant [6 x i64] [i64 800, i64 800, i64 32, i64 800, i64 32, i64 800]
 // CHECK-NOT: @.offload_maptypes.saxpy.{{(begin|end)}}
 // CHECK: @.saxpy.region_id = internal constant i8 0
 // CHECK-NOT: @.offload_maptypes.saxpy.{{(begin|end)}}
 // The releases (the unwind paths have their own sites): `y`'s copies back, `x`'s does not.
-// CHECK-DAG: @.offload_maptypes.launch_preloaded.release.[[Y_RELEASE:[0-9]+]].end = private unnamed_addr constant [1 x i64] [i64 2]
+// CHECK-DAG: @.offload_maptypes.launch_preloaded.release.[[Y_RELEASE:[0-9]+]].end = private unnamed_addr constant [1 x i64] [i64 6]
 // CHECK-DAG: @.offload_maptypes.launch_preloaded.release.[[X_RELEASE:[0-9]+]].end = private unnamed_addr constant [1 x i64] zeroinitializer
 // CHECK-NOT: @.offload_maptypes.saxpy.{{(begin|end)}}
 // CHECK: @llvm.global_ctors

@@ -1,6 +1,7 @@
-//! `preload_mut` and the Drop of its `PreloadMut`: the begin mapper copies the array in (TO),
-//! and the end ("return") mapper at the end of the guard's scope copies it back (FROM = 2),
-//! before the host reads the array again.
+//! `preload_mut` and the Drop of its `PreloadMut`: the begin mapper copies the array in
+//! (TO|ALWAYS = 5), and the end ("return") mapper at the end of the guard's scope copies it back
+//! (FROM|ALWAYS = 6), before the host reads the array again. ALWAYS: the guard holds the only
+//! borrow, so the copies happen even over a stale mapping a leaked guard left.
 //@ compile-flags: -Copt-level=3
 
 #![crate_type = "lib"]
@@ -10,9 +11,9 @@ use core::hint::black_box;
 use offload::preload_mut;
 
 // CHECK: @.offload_sizes.preload_mut_drop.preload.0 = private unnamed_addr constant [1 x i64] [i64 256]
-// CHECK: @.offload_maptypes.preload_mut_drop.preload.0.begin = private unnamed_addr constant [1 x i64] [i64 1]
+// CHECK: @.offload_maptypes.preload_mut_drop.preload.0.begin = private unnamed_addr constant [1 x i64] [i64 5]
 // CHECK: @.offload_sizes.preload_mut_drop.release.0 = private unnamed_addr constant [1 x i64] [i64 256]
-// CHECK: @.offload_maptypes.preload_mut_drop.release.0.end = private unnamed_addr constant [1 x i64] [i64 2]
+// CHECK: @.offload_maptypes.preload_mut_drop.release.0.end = private unnamed_addr constant [1 x i64] [i64 6]
 
 // CHECK-LABEL: define noundef float @preload_mut_drop(ptr
 // CHECK-NEXT: start:

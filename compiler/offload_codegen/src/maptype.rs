@@ -24,8 +24,12 @@ pub(crate) fn launch_slot(kind: i64) -> Option<SlotMapTypes> {
         arg_kind::LITERAL => {
             split(LITERAL | IMPLICIT, LITERAL | IMPLICIT | TARGET_PARAM, LITERAL | IMPLICIT)
         }
-        arg_kind::MAP_TO => split(TO, TARGET_PARAM, NONE),
-        arg_kind::MAP_TO_FROM => split(TO, TARGET_PARAM, FROM),
+        // ALWAYS: a launch's own borrow is the only valid mapping of this memory, so the copies
+        // must happen even where the runtime still holds a mapping a leaked guard left behind
+        // (its reference count would otherwise skip them). Without a leak the count is zero
+        // at both ends anyway, and ALWAYS costs nothing.
+        arg_kind::MAP_TO => split(TO | ALWAYS, TARGET_PARAM, NONE),
+        arg_kind::MAP_TO_FROM => split(TO | ALWAYS, TARGET_PARAM, FROM | ALWAYS),
         // Already mapped by a live guard: no copy in any phase.
         arg_kind::PRESENT => split(NONE, TARGET_PARAM, NONE),
         _ => None,
@@ -37,19 +41,23 @@ pub(crate) fn launch_needs_mappers(kinds: &[i64]) -> bool {
     kinds.iter().any(|&k| k == arg_kind::MAP_TO || k == arg_kind::MAP_TO_FROM)
 }
 
-/// Map type of a preload's begin mapper.
+/// Map type of a preload's begin mapper. A `Preload` shares a present copy (two preloads of
+/// the same data copy it once); a `PreloadMut` holds the only borrow of its memory, so it
+/// copies ALWAYS, even over a mapping a leaked guard left behind.
 pub(crate) fn preload_begin(kind: i64) -> Option<i64> {
     match kind {
-        preload_kind::READ | preload_kind::READ_WRITE => Some(TO),
+        preload_kind::READ => Some(TO),
+        preload_kind::READ_WRITE => Some(TO | ALWAYS),
         _ => None,
     }
 }
 
-/// Map type of a release's end ("return") mapper: FROM copies a `PreloadMut` back.
+/// Map type of a release's end ("return") mapper: FROM copies a `PreloadMut` back, ALWAYS for
+/// the same reason as its begin.
 pub(crate) fn release_end(kind: i64) -> Option<i64> {
     match kind {
         preload_kind::READ => Some(NONE),
-        preload_kind::READ_WRITE => Some(FROM),
+        preload_kind::READ_WRITE => Some(FROM | ALWAYS),
         _ => None,
     }
 }
@@ -70,7 +78,7 @@ mod tests {
     #[test]
     fn mutable_reference_is_split_to_from() {
         let s = launch_slot(arg_kind::MAP_TO_FROM).unwrap();
-        assert_eq!((s.begin, s.kernel, s.end), (TO, TARGET_PARAM, FROM));
+        assert_eq!((s.begin, s.kernel, s.end), (TO | ALWAYS, TARGET_PARAM, FROM | ALWAYS));
     }
 
     #[test]
@@ -109,7 +117,8 @@ mod tests {
     #[test]
     fn only_preload_mut_copies_back() {
         assert_eq!(release_end(preload_kind::READ), Some(NONE));
-        assert_eq!(release_end(preload_kind::READ_WRITE), Some(FROM));
+        assert_eq!(release_end(preload_kind::READ_WRITE), Some(FROM | ALWAYS));
         assert_eq!(preload_begin(preload_kind::READ), Some(TO));
+        assert_eq!(preload_begin(preload_kind::READ_WRITE), Some(TO | ALWAYS));
     }
 }

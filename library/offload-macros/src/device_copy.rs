@@ -27,7 +27,17 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
             quote_spanned!(ty.span()=> __offload_assert_device_copy::<#ty>();)
         });
         let copy_check = quote_spanned!(name.span()=> __offload_assert_copy::<#name>(););
+        // No padding: padding bytes are uninitialised, and a device copy or a kernel's slot
+        // reads every byte.
+        let field_types = data.fields.iter().map(|f| &f.ty);
+        let padding_check = quote_spanned!(name.span()=>
+            const _: () = ::core::assert!(
+                ::core::mem::size_of::<#name>() == 0 #(+ ::core::mem::size_of::<#field_types>())*,
+                "DeviceCopy types cannot have padding: reorder the fields or add explicit padding fields"
+            );
+        );
         return Ok(quote! {
+            #padding_check
             const _: () = {
                 fn __offload_assert_device_copy<T: ?::core::marker::Sized + ::offload::DeviceCopy>() {}
                 fn __offload_assert_copy<T: ::core::marker::Copy>() {}

@@ -38,6 +38,13 @@ fn check_signature(func: &ItemFn) -> Result<()> {
     if let Some(a) = &sig.asyncness {
         return refuse(a, "a kernel cannot be async");
     }
+    if let Some(u) = &sig.unsafety {
+        return refuse(
+            u,
+            "a kernel cannot be `unsafe fn`: `launch!` is safe to call, so the kernel must be too \
+             (put its unsafe operations in `unsafe {}` blocks, with their safety argument)",
+        );
+    }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         return refuse(
             &sig.generics,
@@ -214,6 +221,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 block: impl ::core::convert::Into<::offload::Dim>,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> {
+                #p::require_device()?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 // SAFETY: every borrow passed lives until the call returns, and the kinds

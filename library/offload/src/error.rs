@@ -8,10 +8,11 @@ use core::fmt;
 pub enum Error {
     /// The runtime reports no device (and no host-offload image could stand in for one).
     NoDevice,
-    /// The runtime did not map the data: the device is out of memory, or the range overlaps a
-    /// mapping that does not contain it.
+    /// Pinned host memory could not be allocated (`HostBuffer`). (A mapping the runtime cannot
+    /// make ends the process in libomptarget 19: its mapper entry points return nothing.)
     MapFailed { bytes: usize },
-    /// `__tgt_target_kernel` returned a failure status for this kernel.
+    /// `__tgt_target_kernel` returned a failure status for this kernel. (libomptarget 19 ends
+    /// the process itself when a kernel faults, under any offload policy with a device.)
     LaunchFailed { kernel: &'static str, status: i32 },
     /// A present argument lives on another device than the launch.
     WrongDevice { kernel: &'static str, argument: i64, launch: i64 },

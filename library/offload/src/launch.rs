@@ -195,6 +195,9 @@ impl From<(u32, u32, u32)> for Dim {
     }
 }
 
+/// Threads in a block on every NVIDIA GPU the cubin targets.
+const MAX_BLOCK: u32 = 1024;
+
 /// The runtime's one-dimensional launch: `(blocks, threads per block)`, checked.
 #[inline]
 pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<(i32, i32), Error> {
@@ -207,6 +210,10 @@ pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<(i32, i32
     }
     if gx == 0 || bx == 0 {
         return invalid("grid and block must be at least 1");
+    }
+    if bx > MAX_BLOCK {
+        // The CUDA plugin would refuse the launch, and libomptarget 19 ends the process then.
+        return invalid("a block has at most 1024 threads");
     }
     match (i32::try_from(gx), i32::try_from(bx)) {
         (Ok(g), Ok(b)) => Ok((g, b)),

@@ -3,6 +3,8 @@
 pub use crate::intrinsics::arg_kind;
 #[cfg(not(offload_device))]
 pub use crate::launch::{check_devices, geometry, geometry_slot, status};
+#[cfg(not(offload_device))]
+pub use crate::rt::require_device;
 
 /// A by-value parameter from its 8-byte slot.
 ///

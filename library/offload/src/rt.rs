@@ -16,7 +16,7 @@ const NO: u8 = 2;
 /// runtime once per process: every preload goes through here, and a mapper pair on present
 /// data costs about a microsecond.
 #[inline]
-pub(crate) fn require_device() -> Result<(), Error> {
+pub fn require_device() -> Result<(), Error> {
     let known = match HAS_DEVICE.load(Ordering::Relaxed) {
         UNKNOWN => {
             // SAFETY: a plain query; the runtime initialises itself on first use.

@@ -42,7 +42,7 @@ const NO_LINKER: &str = "true";
 const NVPTX_SHAPE: ImageShape = ImageShape {
     target: "nvptx64",
     inner_attrs: "#![no_std]\n#![feature(abi_ptx, stdarch_nvptx)]\n",
-    items: "/// A panicking kernel traps: the launch fails and the host gets an error.\n\
+    items: "/// A panicking kernel traps: the launch fails (libomptarget 19 then ends the process).\n\
             #[panic_handler]\nfn panic(_: &core::panic::PanicInfo<'_>) -> ! {\n    \
             // SAFETY: `trap` ends the kernel; it has no preconditions.\n    \
             unsafe { core::arch::nvptx::trap() }\n}\n\n",
