@@ -23,5 +23,7 @@ fn main() {
     println!("cargo:rustc-link-search=native={}", lib.display());
     println!("cargo:rustc-link-lib=dylib={stem}");
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
+    // For dependents' build scripts: `rustc-link-arg` reaches only this package's binaries.
+    println!("cargo:lib_dir={}", lib.display());
     println!("cargo:rerun-if-env-changed=RUSTC");
 }

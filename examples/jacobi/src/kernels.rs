@@ -1,6 +1,8 @@
 //! The Jacobi kernel: one relaxation step of the 2D heat equation on a `width x height` grid
 //! whose border cells hold fixed temperatures.
 
+mod stencil;
+
 /// `dst[c] = (up + down + left + right) / 4` for every interior cell `c` of `src`; border
 /// cells are copied.
 #[offload::kernel]
@@ -14,6 +16,6 @@ pub fn jacobi_step(width: u32, height: u32, src: &[f32], dst: &mut [f32]) {
     dst[cell] = if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
         src[cell]
     } else {
-        0.25 * (src[cell - w] + src[cell + w] + src[cell - 1] + src[cell + 1])
+        stencil::neighbours_mean(src, w, cell)
     };
 }

@@ -5,6 +5,9 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Error, FnArg, Ident, ItemFn, Pat, Result, ReturnType, Type};
 
+/// Prefix of the exported symbol that names a kernel in the host-offload image.
+const KERNEL_MARKER_PREFIX: &str = "__offload_kernel.";
+
 /// How a kernel parameter is passed, decided from its declared type.
 enum Shape {
     /// `a: T`: one slot holding the bits.
@@ -129,6 +132,8 @@ fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
     let name = &func.sig.ident;
     let symbol = name.to_string();
     let entry = format_ident!("__offload_entry_{}", name);
+    let marker_symbol = format!("{KERNEL_MARKER_PREFIX}{symbol}");
+    let marker_static = format_ident!("__OFFLOAD_KERNEL_{}", symbol.to_uppercase());
     let (slots, args): (Vec<_>, Vec<_>) = params.iter().map(Param::device_slots).unzip();
     let (slots, slot_types): (Vec<Ident>, Vec<TokenStream>) = slots.into_iter().flatten().unzip();
     let attrs = &func.attrs;
@@ -148,6 +153,13 @@ fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
         pub unsafe extern "ptx-kernel" fn #entry(_dyn_ptr: *mut u8, _geometry: u64, #(#slots: #slot_types),*) {
             unsafe { #name(#(#args),*) }
         }
+
+        /// Names this kernel in the host-offload image's exports, for the build's check that
+        /// every device image defines it (other exported functions are not kernels).
+        #[cfg(all(offload_device, not(target_arch = "nvptx64")))]
+        #[doc(hidden)]
+        #[unsafe(export_name = #marker_symbol)]
+        pub static #marker_static: u8 = 0;
 
         #[cfg(all(offload_device, not(target_arch = "nvptx64")))]
         #[doc(hidden)]

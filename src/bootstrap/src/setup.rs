@@ -10,8 +10,9 @@ use crate::config::Config;
 use crate::shell;
 use crate::tools::Tools;
 
-/// Debian packages: the runtime, its headers and device bitcode, FileCheck.
-const PACKAGES: &[&str] = &["libomp5-19", "libomp-19-dev", "llvm-19-tools"];
+/// Debian packages: the runtime, its headers and device bitcode, FileCheck, and Python's venv
+/// (ptxas comes from PyPI into the project's `.venv`).
+const PACKAGES: &[&str] = &["libomp5-19", "libomp-19-dev", "llvm-19-tools", "python3-venv"];
 
 /// The Debian packages and the toolchain check (ptxas comes later, from a built tool).
 pub(crate) fn setup(config: &Config) -> Result<()> {

@@ -157,11 +157,14 @@ fn kernels_file_can_be_named_in_the_manifest_and_roots_the_image_crate() {
     assert_eq!(out.lines().next().unwrap(), IMAGE_LINE);
     let root = std::fs::read_to_string(pkg.path().join("target/offload/images/app/x86_64/lib.rs"))
         .unwrap();
-    let kernels = pkg.path().canonicalize().unwrap().join("src/gpu/k.rs");
-    assert!(
-        root.contains(&format!("#[path = {:?}]\nmod kernels;", kernels.display().to_string())),
-        "{root}"
+    // The file is module `k` of a module at its folder: its own submodules resolve under
+    // src/gpu/k/, as in the package.
+    let folder = pkg.path().canonicalize().unwrap().join("src/gpu");
+    let expected = format!(
+        "#[path = {:?}]\nmod __offload_src {{\n    pub mod k;\n}}\npub use __offload_src::k as kernels;\n",
+        folder.display().to_string()
     );
+    assert!(root.ends_with(&expected), "{root}");
 }
 
 #[test]

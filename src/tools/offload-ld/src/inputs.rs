@@ -60,7 +60,10 @@ pub(crate) fn sort(args: &[String], scratch: &Path) -> Result<Inputs> {
             match (had_bitcode, native.is_empty()) {
                 (false, _) => out.args.push(Some(arg)),
                 (true, true) => {} // all of it is in the lowered object now
-                (true, false) => out.args.push(Some(rebuild_archive(&arg, native, scratch)?)),
+                (true, false) => {
+                    let index = out.args.len();
+                    out.args.push(Some(rebuild_archive(&arg, native, scratch, index)?))
+                }
             }
         } else {
             out.args.push(Some(arg));
@@ -121,10 +124,16 @@ fn split_archive(path: &str, bytes: &[u8]) -> Result<(Vec<Bitcode>, Vec<NativeMe
 }
 
 /// An archive of the native members alone, indexed by the system `ar`.
-fn rebuild_archive(path: &str, members: Vec<NativeMember>, scratch: &Path) -> Result<String> {
+fn rebuild_archive(
+    path: &str,
+    members: Vec<NativeMember>,
+    scratch: &Path,
+    index: usize,
+) -> Result<String> {
     let stem =
         Path::new(path).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let dir = scratch.join(format!("{stem}.native"));
+    // The argument's position keeps archives of the same name (`/a/libx.a`, `/b/libx.a`) apart.
+    let dir = scratch.join(format!("{index}-{stem}.native"));
     std::fs::create_dir_all(&dir)?;
     let mut files: Vec<PathBuf> = Vec::new();
     for (i, m) in members.into_iter().enumerate() {
@@ -133,7 +142,7 @@ fn rebuild_archive(path: &str, members: Vec<NativeMember>, scratch: &Path) -> Re
         std::fs::write(&file, m.bytes)?;
         files.push(file);
     }
-    let out = scratch.join(format!("{stem}.native.a"));
+    let out = scratch.join(format!("{index}-{stem}.native.a"));
     let status = Command::new("ar")
         .arg("rcs")
         .arg(&out)
