@@ -25,14 +25,18 @@ pub(crate) struct Inputs {
     /// Arguments to keep, with `None` where the lowered object must go.
     pub(crate) args: Vec<Option<String>>,
     pub(crate) bitcode: Vec<Bitcode>,
+    /// rustc passed a response file (the line was too long for the system): the link must
+    /// pass one too.
+    pub(crate) via_response_file: bool,
 }
 
 /// Splits the arguments, extracting bitcode from files and archives. Archives that also hold
 /// native members are rebuilt without their bitcode in `scratch`.
 pub(crate) fn sort(args: &[String], scratch: &Path) -> Result<Inputs> {
-    let mut out = Inputs { args: Vec::new(), bitcode: Vec::new() };
+    let (expanded, via_response_file) = expand_response_files(args)?;
+    let mut out = Inputs { args: Vec::new(), bitcode: Vec::new(), via_response_file };
     let mut object_slot = false;
-    for arg in expand_response_files(args)? {
+    for arg in expanded {
         if is_dropped(&arg) {
             continue;
         }
@@ -78,26 +82,63 @@ fn is_dropped(arg: &str) -> bool {
     arg.starts_with("-Wl,-plugin-opt")
 }
 
-fn expand_response_files(args: &[String]) -> Result<Vec<String>> {
+/// The arguments with `@file`s replaced by their contents, and whether there were any. rustc
+/// writes a cc response file one argument a line, escaped as GNU's `buildargv` reads it
+/// (backslashes and quotes), which `shell-words` parses.
+fn expand_response_files(args: &[String]) -> Result<(Vec<String>, bool)> {
     let mut out = Vec::new();
+    let mut found = false;
     for arg in args {
         match arg.strip_prefix('@') {
             Some(file) if Path::new(file).is_file() => {
+                found = true;
                 let text = std::fs::read_to_string(file)
                     .with_context(|| format!("reading response file {file}"))?;
-                out.extend(text.lines().filter(|l| !l.is_empty()).map(unquote));
+                for line in text.lines().filter(|l| !l.is_empty()) {
+                    out.extend(
+                        shell_words::split(line)
+                            .with_context(|| format!("reading `{line}` in response file {file}"))?,
+                    );
+                }
             }
             _ => out.push(arg.clone()),
         }
     }
-    Ok(out)
+    Ok((out, found))
 }
 
-/// rustc quotes response-file lines that hold spaces or quotes.
-fn unquote(line: &str) -> String {
-    match line.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
-        Some(inner) => inner.replace("\\\"", "\"").replace("\\\\", "\\"),
-        None => line.to_owned(),
+/// Writes `args` as a response file for cc (one argument a line, quoted for `buildargv`).
+pub(crate) fn write_response_file(args: &[String], path: &Path) -> Result<()> {
+    let text: String = args.iter().map(|a| format!("{}\n", shell_words::quote(a))).collect();
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn response_files_round_trip_spaces_quotes_and_backslashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let args: Vec<String> = ["-o", "/tmp/sp ace/out", "it's", "back\\slash", "\"quoted\""]
+            .map(String::from)
+            .to_vec();
+        let file = dir.path().join("args");
+        write_response_file(&args, &file).unwrap();
+        let (expanded, found) =
+            expand_response_files(&[format!("@{}", file.display()), "-lm".into()]).unwrap();
+        assert!(found);
+        assert_eq!(expanded[..5], args[..]);
+        assert_eq!(expanded[5], "-lm");
+    }
+
+    #[test]
+    fn rustc_escaping_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("args");
+        std::fs::write(&file, "/tmp/sp\\ ace/m.o\n-Wl,--as-needed\n").unwrap();
+        let (expanded, _) = expand_response_files(&[format!("@{}", file.display())]).unwrap();
+        assert_eq!(expanded, ["/tmp/sp ace/m.o", "-Wl,--as-needed"]);
     }
 }
 

@@ -113,17 +113,26 @@ fn link(inputs: &Inputs, object: &Path, config: &LinkConfig) -> Result<()> {
             );
         }
     }
+    let mut args: Vec<String> = inputs
+        .args
+        .iter()
+        .map(|a| a.clone().unwrap_or_else(|| object.display().to_string()))
+        .collect();
+    args.extend([
+        format!("-L{}", runtime.display()),
+        "-l:libomptarget.so.19.1".into(),
+        "-l:libomp.so.5".into(),
+        format!("-Wl,-rpath,{}", runtime.display()),
+    ]);
     let mut cmd = Command::new(&config.cc);
-    for arg in &inputs.args {
-        match arg {
-            Some(a) => cmd.arg(a),
-            None => cmd.arg(object),
-        };
+    if inputs.via_response_file {
+        // The line was too long for the system when rustc ran us: so it is for cc.
+        let file = object.with_file_name("link-args");
+        inputs::write_response_file(&args, &file)?;
+        cmd.arg(format!("@{}", file.display()));
+    } else {
+        cmd.args(&args);
     }
-    cmd.arg(format!("-L{}", runtime.display()))
-        .arg("-l:libomptarget.so.19.1")
-        .arg("-l:libomp.so.5")
-        .arg(format!("-Wl,-rpath,{}", runtime.display()));
     if config.verbose {
         eprintln!("offload-ld: {cmd:?}");
     }
