@@ -113,35 +113,6 @@ pub(crate) fn write_response_file(args: &[String], path: &Path) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn response_files_round_trip_spaces_quotes_and_backslashes() {
-        let dir = tempfile::tempdir().unwrap();
-        let args: Vec<String> = ["-o", "/tmp/sp ace/out", "it's", "back\\slash", "\"quoted\""]
-            .map(String::from)
-            .to_vec();
-        let file = dir.path().join("args");
-        write_response_file(&args, &file).unwrap();
-        let (expanded, found) =
-            expand_response_files(&[format!("@{}", file.display()), "-lm".into()]).unwrap();
-        assert!(found);
-        assert_eq!(expanded[..5], args[..]);
-        assert_eq!(expanded[5], "-lm");
-    }
-
-    #[test]
-    fn rustc_escaping_is_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("args");
-        std::fs::write(&file, "/tmp/sp\\ ace/m.o\n-Wl,--as-needed\n").unwrap();
-        let (expanded, _) = expand_response_files(&[format!("@{}", file.display())]).unwrap();
-        assert_eq!(expanded, ["/tmp/sp ace/m.o", "-Wl,--as-needed"]);
-    }
-}
-
 /// A native archive member kept for the link.
 struct NativeMember {
     name: String,
@@ -194,4 +165,33 @@ fn rebuild_archive(
         bail!("ar could not rebuild the native part of {path}");
     }
     Ok(out.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn response_files_round_trip_spaces_quotes_and_backslashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let args: Vec<String> = ["-o", "/tmp/sp ace/out", "it's", "back\\slash", "\"quoted\""]
+            .map(String::from)
+            .to_vec();
+        let file = dir.path().join("args");
+        write_response_file(&args, &file).unwrap();
+        let (expanded, found) =
+            expand_response_files(&[format!("@{}", file.display()), "-lm".into()]).unwrap();
+        assert!(found);
+        assert_eq!(expanded[..5], args[..]);
+        assert_eq!(expanded[5], "-lm");
+    }
+
+    #[test]
+    fn rustc_escaping_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("args");
+        std::fs::write(&file, "/tmp/sp\\ ace/m.o\n-Wl,--as-needed\n").unwrap();
+        let (expanded, _) = expand_response_files(&[format!("@{}", file.display())]).unwrap();
+        assert_eq!(expanded, ["/tmp/sp ace/m.o", "-Wl,--as-needed"]);
+    }
 }
