@@ -87,36 +87,27 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
     }
 }
 
-impl<T> PresentSlice<'_, T> {
-    pub(crate) fn as_ptr(&self) -> *const T {
-        self.data
-    }
-    pub(crate) fn device(&self) -> i64 {
-        self.device
-    }
-    /// Elements in the range.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// Whether the range is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+/// The accessors both range types share.
+macro_rules! range_accessors {
+    ($ty:ident) => {
+        impl<T> $ty<'_, T> {
+            pub(crate) fn as_ptr(&self) -> *const T {
+                self.data
+            }
+            pub(crate) fn device(&self) -> i64 {
+                self.device
+            }
+            /// Elements in the range.
+            pub fn len(&self) -> usize {
+                self.len
+            }
+            /// Whether the range is empty.
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+        }
+    };
 }
 
-impl<T> PresentSliceMut<'_, T> {
-    pub(crate) fn as_ptr(&self) -> *const T {
-        self.data
-    }
-    pub(crate) fn device(&self) -> i64 {
-        self.device
-    }
-    /// Elements in the range.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// Whether the range is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
+range_accessors!(PresentSlice);
+range_accessors!(PresentSliceMut);
