@@ -174,9 +174,8 @@ mod tests {
     #[test]
     fn response_files_round_trip_spaces_quotes_and_backslashes() {
         let dir = tempfile::tempdir().unwrap();
-        let args: Vec<String> = ["-o", "build dir/out", "it's", "back\\slash", "\"quoted\""]
-            .map(String::from)
-            .to_vec();
+        let args: Vec<String> =
+            ["-o", "build dir/out", "it's", "back\\slash", "\"quoted\""].map(String::from).to_vec();
         let file = dir.path().join("args");
         write_response_file(&args, &file).unwrap();
         let (expanded, found) =
