@@ -68,6 +68,8 @@ pub(crate) fn api() -> Option<&'static Api> {
     .as_ref()
 }
 
+// Each transmute's target is the type of the `Api` field it initialises, spelled out there.
+#[allow(clippy::missing_transmute_annotations)]
 unsafe fn load() -> Option<Api> {
     // SAFETY (of every call here): see `api`.
     unsafe {
