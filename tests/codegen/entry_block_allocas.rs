@@ -24,12 +24,12 @@ use offload::{preload, preload_mut};
 // CHECK-NEXT: {{%\.offload_(ptrs|baseptrs)[0-9]*}} = alloca [1 x ptr], align 8
 // CHECK-NEXT: {{%\.offload_(ptrs|baseptrs)[0-9]*}} = alloca [1 x ptr], align 8
 // CHECK: {{^[a-zA-Z0-9_.]+}}:
-// CHECK-NOT: alloca
+// CHECK-NOT: = alloca
 // CHECK-DAG: call void @__tgt_target_data_begin_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr %.offload_baseptrs{{[0-9]*}}, ptr %.offload_ptrs{{[0-9]*}}, ptr @.offload_sizes.preload_in_branches.preload.0, ptr @.offload_maptypes.preload_in_branches.preload.0.begin, ptr null, ptr null)
 // CHECK-DAG: call void @__tgt_target_data_begin_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr %.offload_baseptrs{{[0-9]*}}, ptr %.offload_ptrs{{[0-9]*}}, ptr @.offload_sizes.preload_in_branches.preload.1, ptr @.offload_maptypes.preload_in_branches.preload.1.begin, ptr null, ptr null)
 // CHECK-DAG: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr %.offload_baseptrs{{[0-9]*}}, ptr %.offload_ptrs{{[0-9]*}}, ptr @.offload_sizes.preload_in_branches.release.0, ptr @.offload_maptypes.preload_in_branches.release.0.end, ptr null, ptr null)
 // CHECK-DAG: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr %.offload_baseptrs{{[0-9]*}}, ptr %.offload_ptrs{{[0-9]*}}, ptr @.offload_sizes.preload_in_branches.release.1, ptr @.offload_maptypes.preload_in_branches.release.1.end, ptr null, ptr null)
-// CHECK-NOT: alloca
+// CHECK-NOT: = alloca
 // CHECK: {{^}}}
 #[unsafe(no_mangle)]
 pub fn preload_in_branches(flag: bool, xs: &[f32; 64], ys: &mut [f32; 32]) {
@@ -50,11 +50,11 @@ pub fn preload_in_branches(flag: bool, xs: &[f32; 64], ys: &mut [f32; 32]) {
 // CHECK-NEXT: [[BASE:%\.offload_baseptrs[0-9]*]] = alloca [1 x ptr], align 8
 // The entry block ends at the first label; no alloca after it.
 // CHECK: {{^[a-zA-Z0-9_.]+}}:
-// CHECK-NOT: alloca
+// CHECK-NOT: = alloca
 // CHECK: call void @__tgt_target_data_begin_mapper(ptr @.offload.loc, i64 -1, i32 1, ptr [[BASE]], ptr [[PTRS]], ptr @.offload_sizes.preload_in_loop.preload.0, ptr @.offload_maptypes.preload_in_loop.preload.0.begin, ptr null, ptr null)
-// CHECK-NOT: alloca
+// CHECK-NOT: = alloca
 // CHECK: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr [[BASE_END]], ptr [[PTRS_END]], ptr @.offload_sizes.preload_in_loop.release.0, ptr @.offload_maptypes.preload_in_loop.release.0.end, ptr null, ptr null)
-// CHECK-NOT: alloca
+// CHECK-NOT: = alloca
 // CHECK: {{^}}}
 #[unsafe(no_mangle)]
 pub fn preload_in_loop(chunks: &[[f32; 64]]) {

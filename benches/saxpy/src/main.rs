@@ -3,9 +3,10 @@
 //!
 //! `saxpy-bench N K LAUNCHES PAIRS`
 //!
-//! Copies: per memory kind 2 in and 1 out preloaded, 2K in and K out automatic; then 1 in for
-//! the mapper-pair loop, whose pairs copy nothing (the data is present).
-//@ run: 4096 3 10 10 => h2d=17 d2h=8
+//! Copies: per memory kind 2 in and 1 out preloaded, the same again for the asynchronous
+//! launches, 2K in and K out automatic; then 1 in for the mapper-pair loop, whose pairs copy
+//! nothing (the data is present).
+//@ run: 4096 3 10 10 => h2d=21 d2h=10
 
 mod kernels;
 
@@ -65,6 +66,22 @@ fn saxpy_figures<B: DerefMut<Target = [f32]>>(memory: &str, x: &mut B, y: &mut B
     println!("bench {memory} map_in_ms {map_in:.3}");
     println!("bench {memory} kernels_ms {kernels:.3}");
     println!("bench {memory} map_out_ms {map_out:.3}");
+
+    // K asynchronous launches (`launch_async!`) and one wait: the kernels back to back.
+    init(x, y);
+    let kernels_async;
+    {
+        let dx = preload(&x[..]);
+        let mut dy = preload_mut(&mut y[..]);
+        let t1 = Instant::now();
+        for _ in 0..k {
+            offload::launch_async!(kernels::saxpy, blocks, threads, (A, &dx, &mut dy))?;
+        }
+        offload::synchronize()?;
+        kernels_async = ms(t1);
+    }
+    bad += errors(y, k);
+    println!("bench {memory} kernels_async_ms {kernels_async:.3}");
 
     init(x, y);
     let t0 = Instant::now();

@@ -101,9 +101,19 @@ pub fn lower<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, config: &Config) ->
         bail!("offload lowering failed:\n  {}", errors.join("\n  "));
     }
     // Nothing to register without kernels or images (a module that only maps data).
-    if !lowering.kernels.is_empty() || !config.images.is_empty() {
-        lowering.register(config.abi, &config.images)?;
-    }
+    let image_globals = if !lowering.kernels.is_empty() || !config.images.is_empty() {
+        lowering.register(config.abi, &config.images)?
+    } else {
+        Vec::new()
+    };
+    // The cubin `launch_async!` loads, where the program launches asynchronously.
+    let cuda_image = config
+        .images
+        .iter()
+        .zip(&image_globals)
+        .find(|(image, _)| image.triple == register::CUDA_TRIPLE)
+        .map(|(image, global)| (*global, image.bytes.len()));
+    register::define_cuda_image(cx, module, cuda_image)?;
     report.kernels = lowering.kernels.iter().map(|(k, _)| k.clone()).collect();
     remove_marker_declarations(module);
     if let Err(e) = module.verify() {

@@ -6,6 +6,7 @@ use anyhow::Result;
 use inkwell::AddressSpace;
 use inkwell::GlobalVisibility;
 use inkwell::module::Linkage;
+use inkwell::types::AnyType;
 use inkwell::values::{BasicValueEnum, GlobalValue, PointerValue, StructValue};
 
 use crate::abi::{OffloadEntry, RuntimeAbi};
@@ -28,8 +29,12 @@ pub struct Image {
 
 impl<'ctx> Lowering<'_, 'ctx> {
     /// Emits the entries of every launched kernel, the images, the descriptor and its
-    /// constructor.
-    pub(crate) fn register(&self, abi: RuntimeAbi, images: &[Image]) -> Result<()> {
+    /// constructor. Returns the embedded images' globals, in `images`' order.
+    pub(crate) fn register(
+        &self,
+        abi: RuntimeAbi,
+        images: &[Image],
+    ) -> Result<Vec<GlobalValue<'ctx>>> {
         let cx = self.cx;
         let ptr_ty = cx.ptr_type(AddressSpace::default());
         let i64t = cx.i64_type();
@@ -64,6 +69,7 @@ impl<'ctx> Lowering<'_, 'ctx> {
         );
 
         // 2. the images, each with the entries
+        let mut image_globals = Vec::new();
         let image_values: Vec<StructValue> = images
             .iter()
             .map(|image| {
@@ -72,6 +78,7 @@ impl<'ctx> Lowering<'_, 'ctx> {
                     self.module.add_global(data.get_type(), None, ".omp_offloading.device_image");
                 make_private_constant(g, &data);
                 g.set_alignment(IMAGE_ALIGN);
+                image_globals.push(g);
                 let start = g.as_pointer_value();
                 // SAFETY: one past the end of the image array.
                 let stop = unsafe {
@@ -125,7 +132,7 @@ impl<'ctx> Lowering<'_, 'ctx> {
         b.build_call(self.rt.atexit, &[unreg.as_global_value().as_pointer_value().into()], "")?;
         b.build_return(None)?;
         self.append_ctor(reg.as_global_value().as_pointer_value());
-        Ok(())
+        Ok(image_globals)
     }
 
     fn entry(
@@ -181,4 +188,49 @@ impl<'ctx> Lowering<'_, 'ctx> {
             None,
         );
     }
+}
+
+/// Triple of the NVIDIA image, the one `launch_async!` loads into its own CUDA module.
+pub(crate) const CUDA_TRIPLE: &str = "nvptx64-nvidia-cuda";
+/// `*const u8`: the embedded cubin, or null (the library's `extern static`).
+pub(crate) const CUDA_IMAGE_SYMBOL: &str = "__rust_offload_cuda_image";
+/// `i64`: the cubin's length in bytes, or 0.
+pub(crate) const CUDA_IMAGE_LEN_SYMBOL: &str = "__rust_offload_cuda_image_len";
+
+/// Defines the library's `__rust_offload_cuda_image` and `__rust_offload_cuda_image_len` where
+/// the module declares them (a program that launches asynchronously), from the embedded NVIDIA
+/// image, or null and 0 when there is none, so that the program links either way:
+/// ```llvm
+/// @__rust_offload_cuda_image = internal constant ptr @.omp_offloading.device_image
+/// @__rust_offload_cuda_image_len = internal constant i64 <bytes>
+/// ```
+pub(crate) fn define_cuda_image<'ctx>(
+    cx: &'ctx inkwell::context::Context,
+    module: &inkwell::module::Module<'ctx>,
+    image: Option<(GlobalValue<'ctx>, usize)>,
+) -> Result<()> {
+    let define = |name: &str, init: BasicValueEnum<'ctx>| -> Result<()> {
+        let Some(g) = module.get_global(name) else { return Ok(()) };
+        if g.get_initializer().is_some() {
+            anyhow::bail!("`{name}` is already defined: only the offload lowering defines it");
+        }
+        if g.get_value_type() != init.get_type().as_any_type_enum() {
+            anyhow::bail!(
+                "`{name}` is declared as {}, expected {}",
+                g.get_value_type(),
+                init.get_type()
+            );
+        }
+        g.set_initializer(&init);
+        g.set_constant(true);
+        g.set_linkage(Linkage::Internal);
+        Ok(())
+    };
+    let ptr_ty = cx.ptr_type(AddressSpace::default());
+    let (start, len) = match image {
+        Some((g, len)) => (g.as_pointer_value(), len as u64),
+        None => (ptr_ty.const_null(), 0),
+    };
+    define(CUDA_IMAGE_SYMBOL, start.into())?;
+    define(CUDA_IMAGE_LEN_SYMBOL, cx.i64_type().const_int(len, false).into())
 }

@@ -179,16 +179,22 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
     let p = quote!(::offload::__private);
 
     let mut generics = Vec::new();
+    let mut async_generics = Vec::new();
     let mut shapes = Vec::new();
     let mut args = Vec::new();
     let mut marker_params = Vec::new();
     let mut marker_args = Vec::new();
+    // The parameter slots again, as the `Slot`s of an asynchronous launch (no geometry slot).
+    let mut async_slots = Vec::new();
     let mut slot = 0usize;
     let mut push_slot = |kind: TokenStream, value: TokenStream, size: TokenStream| {
         let (k, v, s) =
             (format_ident!("k{slot}"), format_ident!("v{slot}"), format_ident!("s{slot}"));
         marker_params.push(quote!(#k: i64, #v: *const u8, #s: i64));
         marker_args.push(quote!(#kind, #value, #size));
+        if slot > 0 {
+            async_slots.push(quote!(#p::Slot { kind: #kind, value: #value, size: #size }));
+        }
         slot += 1;
     };
     push_slot(quote!(#p::arg_kind::LITERAL), quote!(#p::geometry_slot(grid, block)), quote!(8));
@@ -197,6 +203,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
         let arg = Ident::new(&format!("a{i}"), Span::call_site());
         let shape = param.param_shape();
         generics.push(quote!(#ty: ::offload::KernelArg<#shape>));
+        async_generics.push(quote!(#ty: ::offload::PresentArg<#shape>));
         shapes.push(shape.clone());
         push_slot(
             quote!(<#ty as ::offload::KernelArg<#shape>>::KIND),
@@ -236,10 +243,36 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 #p::require_device()?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
+                // Kernels queued by `launch_async!` finish before the runtime touches the device.
+                #p::synchronize_pending(device)?;
                 // SAFETY: every borrow passed lives until the call returns, and the kinds
                 // describe them (`KernelArg`'s contract).
                 let status = unsafe { __offload_marker(device, grid, block, #(#marker_args),*) };
                 #p::status(#symbol, status)
+            }
+
+            /// Enqueues the kernel on the library's CUDA stream (`offload::launch_async!`); on
+            /// the host-offload plugin, launches it synchronously.
+            #[inline(always)]
+            pub fn __offload_launch_async<#(#async_generics),*>(
+                device: i64,
+                grid: impl ::core::convert::Into<::offload::Dim>,
+                block: impl ::core::convert::Into<::offload::Dim>,
+                #(#arg_names: #tys),*
+            ) -> ::core::result::Result<(), ::offload::Error> {
+                #p::require_device()?;
+                let (grid, block): (::offload::Dim, ::offload::Dim) = (grid.into(), block.into());
+                {
+                    let (grid, block) = #p::geometry(#symbol, grid, block)?;
+                    #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
+                    let slots: &[#p::Slot] = &[#(#async_slots),*];
+                    // SAFETY: `PresentArg` admits present data kept mapped by live guards and
+                    // scalars only, and the slots are the kernel's, in order.
+                    if unsafe { #p::launch_async(#p::cuda_image(), device, #symbol, grid, block, slots) }? {
+                        return ::core::result::Result::Ok(());
+                    }
+                }
+                __offload_launch(device, grid, block, #(#arg_names),*)
             }
         }
     }

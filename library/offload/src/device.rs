@@ -1,9 +1,9 @@
 //! Devices: how many the runtime has, their names, and preloads on a chosen one.
 
-use core::ffi::{c_char, c_int, c_void};
+use core::ffi::{c_char, c_int};
 
 use crate::preload::{preload_mut_on, preload_on};
-use crate::{DeviceCopy, Error, Preload, PreloadMut, rt, sys};
+use crate::{DeviceCopy, Error, Preload, PreloadMut, cuda, rt, sys};
 
 /// One of the runtime's devices. The runtime numbers the NVIDIA GPUs first (their image
 /// registers first), then the host-offload plugin's devices.
@@ -63,6 +63,11 @@ impl Device {
         }
     }
 
+    /// Waits until the kernels launched asynchronously on this device have finished.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        crate::stream::synchronize_pending(self.runtime_id())
+    }
+
     /// [`crate::preload`] on this device.
     #[inline]
     pub fn preload<'a, T: ?Sized + DeviceCopy>(
@@ -90,68 +95,24 @@ pub fn device_name() -> String {
         .unwrap_or_else(|| "host-offload x86_64 (libomptarget host plugin, no GPU)".to_owned())
 }
 
-type CuInit = unsafe extern "C" fn(u32) -> c_int;
-type CuDeviceGetCount = unsafe extern "C" fn(*mut c_int) -> c_int;
-type CuDeviceGet = unsafe extern "C" fn(*mut c_int, c_int) -> c_int;
-type CuDeviceGetName = unsafe extern "C" fn(*mut c_char, c_int, c_int) -> c_int;
-
-/// The CUDA driver's entry points this module uses, once initialised.
-struct CudaApi {
-    count: CuDeviceGetCount,
-    get: CuDeviceGet,
-    name: CuDeviceGetName,
-}
-
-/// Runs `f` with the CUDA driver, if one is installed and initialises.
-fn cuda<R>(f: impl FnOnce(&CudaApi) -> Option<R>) -> Option<R> {
-    // SAFETY: the symbols are looked up by their documented names and have the documented
-    // signatures (CUDA driver API); a missing library or symbol gives None.
-    unsafe {
-        let lib = sys::dlopen(c"libcuda.so.1".as_ptr(), sys::RTLD_LAZY);
-        if lib.is_null() {
-            return None;
-        }
-        let sym = |name: &core::ffi::CStr| -> Option<*mut c_void> {
-            let p = sys::dlsym(lib, name.as_ptr());
-            (!p.is_null()).then_some(p)
-        };
-        let init: CuInit = core::mem::transmute(sym(c"cuInit")?);
-        let api = CudaApi {
-            count: core::mem::transmute::<*mut c_void, CuDeviceGetCount>(sym(c"cuDeviceGetCount")?),
-            get: core::mem::transmute::<*mut c_void, CuDeviceGet>(sym(c"cuDeviceGet")?),
-            name: core::mem::transmute::<*mut c_void, CuDeviceGetName>(sym(c"cuDeviceGetName")?),
-        };
-        if init(0) != 0 {
-            return None;
-        }
-        f(&api)
-    }
-}
-
 /// GPUs the CUDA driver reports (0 without a driver).
-fn cuda_device_count() -> usize {
-    cuda(|api| {
-        let mut n = 0;
-        // SAFETY: the driver writes one int.
-        (unsafe { (api.count)(&mut n) } == 0).then_some(n as usize)
-    })
-    .unwrap_or(0)
+pub(crate) fn cuda_device_count() -> usize {
+    cuda::api().map_or(0, cuda::Api::device_count)
 }
 
 /// GPU `ordinal`'s name from the CUDA driver, if it has one.
 fn cuda_device_name(ordinal: i32) -> Option<String> {
-    cuda(|api| {
-        let mut device = 0;
-        let mut buf = [0 as c_char; 256];
-        // SAFETY: the driver writes one int and at most `buf.len()` bytes.
-        unsafe {
-            if (api.get)(&mut device, ordinal) != 0
-                || (api.name)(buf.as_mut_ptr(), buf.len() as c_int, device) != 0
-            {
-                return None;
-            }
-            let text = core::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
-            Some(format!("{text} (CUDA)"))
+    let api = cuda::api()?;
+    let mut device = 0;
+    let mut buf = [0 as c_char; 256];
+    // SAFETY: the driver writes one int and at most `buf.len()` bytes.
+    unsafe {
+        if (api.device_get)(&mut device, ordinal) != 0
+            || (api.device_get_name)(buf.as_mut_ptr(), buf.len() as c_int, device) != 0
+        {
+            return None;
         }
-    })
+        let text = core::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
+        Some(format!("{text} (CUDA)"))
+    }
 }

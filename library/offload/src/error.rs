@@ -20,6 +20,13 @@ pub enum Error {
     NoSuchDevice { id: usize, count: usize },
     /// The launch geometry cannot be expressed to this runtime.
     InvalidGeometry { kernel: &'static str, reason: &'static str },
+    /// A call of the CUDA driver failed (asynchronous launches and their synchronisation): the
+    /// call, the driver's `CUresult` and its message. A kernel that faulted is reported by the
+    /// next synchronisation of its stream.
+    Cuda { call: &'static str, code: i32, message: &'static str },
+    /// A present argument of an asynchronous launch is not mapped on the GPU the launch was
+    /// enqueued on (the runtime's device numbering is not the CUDA driver's).
+    NotPresent { kernel: &'static str },
 }
 
 impl fmt::Display for Error {
@@ -51,6 +58,14 @@ impl fmt::Display for Error {
             Error::InvalidGeometry { kernel, reason } => {
                 write!(f, "invalid launch geometry for kernel `{kernel}`: {reason}")
             }
+            Error::Cuda { call, code, message } => {
+                write!(f, "CUDA driver call {call} failed with error {code}: {message}")
+            }
+            Error::NotPresent { kernel } => write!(
+                f,
+                "an argument of the asynchronous launch of kernel `{kernel}` is not present on \
+                 its GPU (the runtime numbers its devices unlike the CUDA driver; use launch!)"
+            ),
         }
     }
 }

@@ -47,6 +47,43 @@ pub unsafe trait KernelArg<P> {
     }
 }
 
+/// A [`KernelArg`] that an asynchronous launch (`launch_async!`) accepts: data already present
+/// on the device, or a scalar. Such a kernel touches device memory only, and only memory that a
+/// guard keeps mapped until it synchronises, so it may run after the launch returns.
+///
+/// # Safety
+/// Implement it only where `KernelArg::KIND` is `PRESENT` or `LITERAL`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed to an asynchronous launch",
+    label = "not present on the device",
+    note = "`launch_async!` takes preloaded data (`&Preload`, `&PreloadMut`, `&mut PreloadMut`, \
+            their ranges) and scalars: a plain `&T`/`&mut T` is mapped around one launch only, \
+            so preload it first (or use `launch!`)"
+)]
+pub unsafe trait PresentArg<P>: KernelArg<P> {}
+
+// SAFETY (of the impls below): each is a `PRESENT` or `LITERAL` `KernelArg` impl above.
+unsafe impl<'r, 'a, T: ?Sized + DeviceCopy + Elements> PresentArg<param::Ref<T>>
+    for &'r Preload<'a, T>
+{
+}
+unsafe impl<'r, 'a, T: ?Sized + DeviceCopy + Elements> PresentArg<param::Ref<T>>
+    for &'r PreloadMut<'a, T>
+{
+}
+unsafe impl<'r, 'a, T: ?Sized + DeviceCopy + Elements> PresentArg<param::Ref<T>>
+    for &'r mut PreloadMut<'a, T>
+{
+}
+unsafe impl<'r, 'a, T: ?Sized + DeviceCopy + Elements> PresentArg<param::Mut<T>>
+    for &'r mut PreloadMut<'a, T>
+{
+}
+unsafe impl<'r, 'a, T: DeviceCopy> PresentArg<param::Ref<[T]>> for &'r PresentSlice<'a, T> {}
+unsafe impl<'r, 'a, T: DeviceCopy> PresentArg<param::Ref<[T]>> for &'r PresentSliceMut<'a, T> {}
+unsafe impl<'r, 'a, T: DeviceCopy> PresentArg<param::Mut<[T]>> for &'r mut PresentSliceMut<'a, T> {}
+unsafe impl<T: DeviceCopy + Copy> PresentArg<param::Val<T>> for T {}
+
 /// [`KernelArg::device`] of arguments that go to whichever device the launch runs on.
 pub(crate) const ANY_DEVICE: i64 = i64::MIN;
 

@@ -30,6 +30,8 @@
 #[path = "private.rs"]
 pub mod __private;
 #[cfg(not(offload_device))]
+mod cuda;
+#[cfg(not(offload_device))]
 mod device;
 mod device_copy;
 mod error;
@@ -44,6 +46,8 @@ mod preload;
 #[cfg(not(offload_device))]
 mod rt;
 #[cfg(not(offload_device))]
+mod stream;
+#[cfg(not(offload_device))]
 pub mod sys;
 #[cfg(not(offload_device))]
 mod view;
@@ -55,10 +59,12 @@ pub use error::Error;
 #[cfg(not(offload_device))]
 pub use host_buffer::HostBuffer;
 #[cfg(not(offload_device))]
-pub use launch::{Dim, Elements, KernelArg, param};
+pub use launch::{Dim, Elements, KernelArg, PresentArg, param};
 pub use offload_macros::{DeviceCopy, kernel};
 #[cfg(not(offload_device))]
 pub use preload::{Preload, PreloadMut, preload, preload_mut, try_preload, try_preload_mut};
+#[cfg(not(offload_device))]
+pub use stream::synchronize;
 #[cfg(not(offload_device))]
 pub use view::{PresentSlice, PresentSliceMut};
 
@@ -78,5 +84,26 @@ macro_rules! launch {
     };
     ($($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
         $($kernel)::+::__offload_launch(-1, $grid, $block, $($arg),*)
+    };
+}
+
+/// Enqueues a kernel and returns at once: `launch_async!(KERNEL, GRID, BLOCK, (ARGS,))`, the
+/// arguments of [`launch!`], and `launch_async!(on DEVICE, ...)`.
+///
+/// On a CUDA GPU the kernel goes to a stream the library owns (one per GPU) and runs after the
+/// kernels enqueued before it; on the host-offload plugin the launch runs synchronously. Only
+/// present data (`&Preload`, `&PreloadMut`, `&mut PreloadMut`, their ranges) and scalars are
+/// accepted ([`PresentArg`]): a plain `&T`/`&mut T` is mapped around one launch and does not
+/// compile here. Nothing needs waiting for by hand: dropping a guard, `sync`, `update`, a
+/// preload or a [`launch!`] first waits for the device's queued kernels; [`synchronize`] waits
+/// explicitly. Returns `Result<(), offload::Error>` once the kernel is enqueued (a kernel that
+/// faults is reported by the next synchronisation).
+#[macro_export]
+macro_rules! launch_async {
+    (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, $($arg),*)
+    };
+    ($($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::__offload_launch_async(-1, $grid, $block, $($arg),*)
     };
 }

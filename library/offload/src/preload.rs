@@ -3,7 +3,7 @@
 use core::marker::PhantomData;
 
 use crate::intrinsics::{self, preload_kind, update_direction};
-use crate::{DeviceCopy, Error, rt};
+use crate::{DeviceCopy, Error, rt, stream};
 
 /// The runtime's "default device" argument.
 pub(crate) const DEFAULT_DEVICE: i64 = -1;
@@ -86,6 +86,8 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
 #[inline(always)]
 fn map(device: i64, ptr: *const u8, bytes: usize, kind: i64) -> Result<(), Error> {
     rt::require_device()?;
+    // The runtime's copies must not overlap a kernel still queued on the library's stream.
+    stream::synchronize_pending(device)?;
     if bytes == 0 {
         // Nothing to copy: the runtime is not asked to map an empty range.
         return Ok(());
@@ -98,6 +100,8 @@ fn map(device: i64, ptr: *const u8, bytes: usize, kind: i64) -> Result<(), Error
 /// The end ("return") mapper of one preload.
 #[inline(always)]
 fn unmap(device: i64, ptr: *const u8, bytes: usize, kind: i64) {
+    // Kernels queued on the library's stream finish before the copy back and the release.
+    stream::synchronize_pending_or_exit(device);
     if bytes != 0 {
         // SAFETY: the range was mapped by `map` with the same kind and is still borrowed.
         unsafe { intrinsics::release(device, ptr, bytes as i64, kind) };
@@ -171,6 +175,8 @@ impl<T: ?Sized> PreloadMut<'_, T> {
     }
 
     fn copy(&mut self, direction: i64) {
+        // Kernels queued on the library's stream finish before the copy.
+        stream::synchronize_pending_or_exit(self.device);
         let bytes = self.size_in_bytes();
         if bytes != 0 {
             // SAFETY: the range is mapped (this guard's preload) and borrowed by this guard.

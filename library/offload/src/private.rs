@@ -5,6 +5,27 @@ pub use crate::intrinsics::arg_kind;
 pub use crate::launch::{check_devices, geometry, geometry_slot, status};
 #[cfg(not(offload_device))]
 pub use crate::rt::require_device;
+#[cfg(not(offload_device))]
+pub use crate::stream::{CudaImage, Slot, launch_async, synchronize_pending};
+
+#[cfg(not(offload_device))]
+unsafe extern "C" {
+    /// The embedded cubin, defined by the offload lowering (null when the program has none).
+    #[link_name = "__rust_offload_cuda_image"]
+    static CUDA_IMAGE: *const u8;
+    /// Its length in bytes (0 when the program has none).
+    #[link_name = "__rust_offload_cuda_image_len"]
+    static CUDA_IMAGE_LEN: i64;
+}
+
+/// The embedded cubin, for `launch_async`. Only code `launch_async!` generates calls it, so a
+/// program that launches nothing asynchronously never references the two symbols.
+#[cfg(not(offload_device))]
+#[inline(always)]
+pub fn cuda_image() -> CudaImage {
+    // SAFETY: the lowering defines both as constants of these types.
+    unsafe { CudaImage { ptr: CUDA_IMAGE, len: CUDA_IMAGE_LEN } }
+}
 
 /// A by-value parameter from its 8-byte slot.
 ///

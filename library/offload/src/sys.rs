@@ -16,12 +16,20 @@ unsafe extern "C" {
     pub fn omp_get_initial_device() -> c_int;
     /// Non-zero when `ptr` is mapped on `device_num`.
     pub fn omp_target_is_present(ptr: *const core::ffi::c_void, device_num: c_int) -> c_int;
+    /// The device address `ptr` is mapped to on `device_num` (interior addresses of a mapping
+    /// included), or null when it is not mapped (OpenMP 5.1).
+    pub fn omp_get_mapped_ptr(
+        ptr: *const core::ffi::c_void,
+        device_num: c_int,
+    ) -> *mut core::ffi::c_void;
 }
 
 /// `dlopen` flag: resolve symbols when first used.
 pub const RTLD_LAZY: c_int = 0x1;
 
 unsafe extern "C" {
+    /// Registers `f` to run at exit (C library), in the reverse order of registration.
+    pub fn atexit(f: extern "C" fn()) -> c_int;
     /// Loads a shared library (glibc).
     pub fn dlopen(filename: *const core::ffi::c_char, flags: c_int) -> *mut core::ffi::c_void;
     /// Looks a symbol up in a library `dlopen` returned.

@@ -1,0 +1,239 @@
+//! The CUDA driver API, loaded with `dlopen("libcuda.so.1")` once per process: the one place the
+//! library calls the driver directly (device names, and the streams of `launch_async!`).
+//!
+//! Raw entry points live in [`Api`] (looked up by their documented names); the methods below are
+//! one checked call each, returning the driver's failure as [`Error::Cuda`]. A program without a
+//! driver (no GPU) gets `None` from [`api`] and never calls any of it.
+
+use core::ffi::{CStr, c_char, c_int, c_uint, c_void};
+use std::sync::OnceLock;
+
+use crate::{Error, sys};
+
+/// `CUresult`: 0 is `CUDA_SUCCESS`.
+pub(crate) type CuResult = c_int;
+/// `CUdevice`: an ordinal-like handle.
+pub(crate) type CuDevice = c_int;
+/// `CUcontext`, `CUmodule`, `CUfunction`, `CUstream`: opaque driver handles.
+pub(crate) type CuContext = *mut c_void;
+pub(crate) type CuModule = *mut c_void;
+pub(crate) type CuFunction = *mut c_void;
+pub(crate) type CuStream = *mut c_void;
+
+/// `CU_STREAM_NON_BLOCKING`: the stream does not synchronise with the legacy default stream.
+pub(crate) const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
+
+/// The driver's entry points, with the signatures of `cuda.h` (CUDA 11.x and later; the `_v2`
+/// names are the ones `cuda.h` maps the plain names to).
+pub(crate) struct Api {
+    pub(crate) device_get_count: unsafe extern "C" fn(*mut c_int) -> CuResult,
+    pub(crate) device_get: unsafe extern "C" fn(*mut CuDevice, c_int) -> CuResult,
+    pub(crate) device_get_name: unsafe extern "C" fn(*mut c_char, c_int, CuDevice) -> CuResult,
+    /// `cuDevicePrimaryCtxRetain(CUcontext*, CUdevice)`: the context libomptarget's CUDA
+    /// plugin uses too, so device addresses of its mappings are valid in it.
+    primary_ctx_retain: unsafe extern "C" fn(*mut CuContext, CuDevice) -> CuResult,
+    ctx_push_current: unsafe extern "C" fn(CuContext) -> CuResult,
+    ctx_pop_current: unsafe extern "C" fn(*mut CuContext) -> CuResult,
+    module_load_data: unsafe extern "C" fn(*mut CuModule, *const c_void) -> CuResult,
+    module_get_function: unsafe extern "C" fn(*mut CuFunction, CuModule, *const c_char) -> CuResult,
+    stream_create: unsafe extern "C" fn(*mut CuStream, c_uint) -> CuResult,
+    /// `cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemBytes, stream,
+    /// kernelParams, extra)`
+    #[allow(clippy::type_complexity)]
+    launch_kernel: unsafe extern "C" fn(
+        CuFunction,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        CuStream,
+        *mut *mut c_void,
+        *mut *mut c_void,
+    ) -> CuResult,
+    stream_synchronize: unsafe extern "C" fn(CuStream) -> CuResult,
+    get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+}
+
+/// The driver, loaded and initialised (`cuInit(0)`) on first use; `None` without one.
+pub(crate) fn api() -> Option<&'static Api> {
+    static API: OnceLock<Option<Api>> = OnceLock::new();
+    API.get_or_init(|| {
+        // SAFETY: the symbols are looked up by their documented names and given the documented
+        // signatures (CUDA driver API); a missing library or symbol gives None.
+        unsafe { load() }
+    })
+    .as_ref()
+}
+
+// Each transmute's target is the type of the `Api` field it initialises, spelled out there.
+#[allow(clippy::missing_transmute_annotations)]
+unsafe fn load() -> Option<Api> {
+    // SAFETY (of every call here): see `api`.
+    unsafe {
+        let lib = sys::dlopen(c"libcuda.so.1".as_ptr(), sys::RTLD_LAZY);
+        if lib.is_null() {
+            return None;
+        }
+        let sym = |name: &CStr| -> Option<*mut c_void> {
+            let p = sys::dlsym(lib, name.as_ptr());
+            (!p.is_null()).then_some(p)
+        };
+        macro_rules! entry {
+            ($name:literal) => {
+                core::mem::transmute::<*mut c_void, _>(sym($name)?)
+            };
+        }
+        let init: unsafe extern "C" fn(c_uint) -> CuResult = entry!(c"cuInit");
+        let api = Api {
+            device_get_count: entry!(c"cuDeviceGetCount"),
+            device_get: entry!(c"cuDeviceGet"),
+            device_get_name: entry!(c"cuDeviceGetName"),
+            primary_ctx_retain: entry!(c"cuDevicePrimaryCtxRetain"),
+            ctx_push_current: entry!(c"cuCtxPushCurrent_v2"),
+            ctx_pop_current: entry!(c"cuCtxPopCurrent_v2"),
+            module_load_data: entry!(c"cuModuleLoadData"),
+            module_get_function: entry!(c"cuModuleGetFunction"),
+            stream_create: entry!(c"cuStreamCreate"),
+            launch_kernel: entry!(c"cuLaunchKernel"),
+            stream_synchronize: entry!(c"cuStreamSynchronize"),
+            get_error_string: entry!(c"cuGetErrorString"),
+        };
+        if init(0) != 0 {
+            return None;
+        }
+        Some(api)
+    }
+}
+
+impl Api {
+    /// `Ok` for `CUDA_SUCCESS`, else [`Error::Cuda`] naming the call and the driver's message.
+    pub(crate) fn check(&self, call: &'static str, result: CuResult) -> Result<(), Error> {
+        if result == 0 {
+            return Ok(());
+        }
+        let mut text: *const c_char = core::ptr::null();
+        // SAFETY: the driver writes a pointer to a static, NUL-terminated string, or leaves it
+        // null; the strings live as long as the driver, which is never unloaded.
+        let message = unsafe {
+            if (self.get_error_string)(result, &mut text) == 0 && !text.is_null() {
+                CStr::from_ptr(text).to_str().unwrap_or("unknown CUDA error")
+            } else {
+                "unknown CUDA error"
+            }
+        };
+        Err(Error::Cuda { call, code: result, message })
+    }
+
+    /// GPUs the driver reports.
+    pub(crate) fn device_count(&self) -> usize {
+        let mut n = 0;
+        // SAFETY: the driver writes one int.
+        let ok = unsafe { (self.device_get_count)(&mut n) } == 0;
+        if ok { usize::try_from(n).unwrap_or(0) } else { 0 }
+    }
+
+    /// The primary context of GPU `ordinal`, retained (never released: it lives as long as the
+    /// process, as libomptarget's does).
+    pub(crate) fn primary_context(&self, ordinal: c_int) -> Result<CuContext, Error> {
+        let (mut device, mut context) = (0, core::ptr::null_mut());
+        // SAFETY: the driver writes one handle each.
+        unsafe {
+            self.check("cuDeviceGet", (self.device_get)(&mut device, ordinal))?;
+            self.check(
+                "cuDevicePrimaryCtxRetain",
+                (self.primary_ctx_retain)(&mut context, device),
+            )?;
+        }
+        Ok(context)
+    }
+
+    /// Runs `f` with `context` current on this thread, restoring the previous one after.
+    pub(crate) fn with_context<R>(
+        &self,
+        context: CuContext,
+        f: impl FnOnce() -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        // SAFETY: `context` is a retained primary context, valid for the process.
+        self.check("cuCtxPushCurrent", unsafe { (self.ctx_push_current)(context) })?;
+        let result = f();
+        let mut popped = core::ptr::null_mut();
+        // SAFETY: pops the context pushed above.
+        let pop = self.check("cuCtxPopCurrent", unsafe { (self.ctx_pop_current)(&mut popped) });
+        let value = result?;
+        pop.map(|()| value)
+    }
+
+    /// Loads a cubin into the current context.
+    ///
+    /// # Safety
+    /// `image` must point to a complete cubin (ELF) image; a context must be current.
+    pub(crate) unsafe fn load_module(&self, image: *const u8) -> Result<CuModule, Error> {
+        let mut module = core::ptr::null_mut();
+        // SAFETY: per the caller; the driver reads the image's own size from its header.
+        self.check("cuModuleLoadData", unsafe {
+            (self.module_load_data)(&mut module, image.cast())
+        })?;
+        Ok(module)
+    }
+
+    /// The kernel `name` of `module`.
+    pub(crate) fn function(&self, module: CuModule, name: &CStr) -> Result<CuFunction, Error> {
+        let mut function = core::ptr::null_mut();
+        // SAFETY: `module` is a loaded module and `name` a C string.
+        self.check("cuModuleGetFunction", unsafe {
+            (self.module_get_function)(&mut function, module, name.as_ptr())
+        })?;
+        Ok(function)
+    }
+
+    /// A new non-blocking stream in the current context.
+    pub(crate) fn create_stream(&self) -> Result<CuStream, Error> {
+        let mut stream = core::ptr::null_mut();
+        // SAFETY: the driver writes one handle; a context is current (callers' duty, checked
+        // by the driver).
+        self.check("cuStreamCreate", unsafe {
+            (self.stream_create)(&mut stream, CU_STREAM_NON_BLOCKING)
+        })?;
+        Ok(stream)
+    }
+
+    /// Enqueues `function` on `stream` over a `grid` x `block` one-dimensional launch.
+    ///
+    /// # Safety
+    /// `params` must hold one pointer per kernel parameter, each to a value of that parameter's
+    /// type, and every device address among them must stay allocated until the kernel ends.
+    pub(crate) unsafe fn launch(
+        &self,
+        function: CuFunction,
+        grid: u32,
+        block: u32,
+        stream: CuStream,
+        params: &mut [*mut c_void],
+    ) -> Result<(), Error> {
+        // SAFETY: per the caller; the driver copies the parameter values before returning.
+        self.check("cuLaunchKernel", unsafe {
+            (self.launch_kernel)(
+                function,
+                grid,
+                1,
+                1,
+                block,
+                1,
+                1,
+                0,
+                stream,
+                params.as_mut_ptr(),
+                core::ptr::null_mut(),
+            )
+        })
+    }
+
+    /// Waits until everything enqueued on `stream` so far has finished.
+    pub(crate) fn synchronize(&self, stream: CuStream) -> Result<(), Error> {
+        // SAFETY: `stream` is a stream this library created and never destroys.
+        self.check("cuStreamSynchronize", unsafe { (self.stream_synchronize)(stream) })
+    }
+}

@@ -1,0 +1,249 @@
+//! Asynchronous launches (`launch_async!`): kernels enqueued on a CUDA stream the library owns,
+//! one per GPU, in the GPU's primary context (the one libomptarget's CUDA plugin uses, so the
+//! device addresses of its mappings are valid there).
+//!
+//! Soundness rests on three facts (README.md's "Asynchronous launches" has the whole argument):
+//! 1. only present data (`Preload`/`PreloadMut` and their ranges) and scalars reach an
+//!    asynchronous kernel (`PresentArg`), so a kernel touches device memory only, and only
+//!    memory that a guard keeps mapped;
+//! 2. every library entry point that makes libomptarget touch a device first waits for that
+//!    device's stream when a kernel may still run there ([`synchronize_pending`]): the end mapper
+//!    of a guard's Drop, `sync`, `update`, a preload and a synchronous launch never overlap our
+//!    kernels, so a `PreloadMut` copies back the data the last kernel wrote;
+//! 3. device memory is freed only by those end mappers; a leaked (`mem::forget`) guard leaves
+//!    its mapping, and so the memory its kernels write, allocated for good.
+//!
+//! Pending work is tracked per GPU by two counters instead of one flag, so that threads
+//! launching and waiting at once never lose a pending kernel: `LAUNCHED` counts kernels enqueued
+//! (incremented after `cuLaunchKernel` returns), `SYNCED` the highest count a stream
+//! synchronisation has covered. `SYNCED >= LAUNCHED` means nothing enqueued is still running.
+
+use core::ffi::{c_int, c_void};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::{Mutex, OnceLock};
+
+use crate::cuda::{self, Api, CuContext, CuFunction, CuModule, CuStream};
+use crate::intrinsics::arg_kind;
+use crate::{Error, rt, sys};
+
+/// GPUs an asynchronous launch can use; launches on others run synchronously.
+const MAX_GPUS: usize = 64;
+
+/// The embedded cubin, as the offload lowering defines it (null and 0 when the program embeds
+/// no NVIDIA image).
+#[derive(Clone, Copy)]
+pub struct CudaImage {
+    pub(crate) ptr: *const u8,
+    pub(crate) len: i64,
+}
+
+/// One parameter slot of an asynchronous launch: what the launch marker's triple holds.
+#[derive(Clone, Copy)]
+pub struct Slot {
+    /// An `intrinsics::arg_kind` constant: `LITERAL` or `PRESENT`.
+    pub kind: i64,
+    /// A scalar's bits, or the host address of present data.
+    pub value: *const u8,
+    /// Bytes the address covers (0: an empty range, passed as null).
+    pub size: i64,
+}
+
+/// A GPU's stream, its module (the program's cubin, loaded once more by the library) and its
+/// kernels by name.
+struct Gpu {
+    api: &'static Api,
+    context: CuContext,
+    module: CuModule,
+    stream: CuStream,
+    functions: Mutex<HashMap<&'static str, CuFunction>>,
+}
+
+// SAFETY: driver handles may be used from any thread; the map is behind a mutex.
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+static GPUS: [OnceLock<Result<Gpu, Error>>; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
+static LAUNCHED: [AtomicU64; MAX_GPUS] = [const { AtomicU64::new(0) }; MAX_GPUS];
+static SYNCED: [AtomicU64; MAX_GPUS] = [const { AtomicU64::new(0) }; MAX_GPUS];
+/// Set by the first asynchronous launch: until then no entry point pays more than this load.
+static ANY_LAUNCHED: AtomicBool = AtomicBool::new(false);
+
+impl Gpu {
+    fn open(ordinal: usize, image: CudaImage) -> Result<Gpu, Error> {
+        let api = cuda::api().ok_or(Error::NoDevice)?;
+        let context = api.primary_context(ordinal as c_int)?;
+        let (module, stream) = api.with_context(context, || {
+            // SAFETY: the lowering points the image at the embedded cubin, which is complete.
+            let module = unsafe { api.load_module(image.ptr) }?;
+            Ok((module, api.create_stream()?))
+        })?;
+        register_exit_synchronization();
+        Ok(Gpu { api, context, module, stream, functions: Mutex::new(HashMap::new()) })
+    }
+
+    fn function(&self, kernel: &'static str) -> Result<CuFunction, Error> {
+        let mut functions = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&f) = functions.get(kernel) {
+            return Ok(f);
+        }
+        let name = CString::new(kernel).expect("kernel names are Rust identifiers");
+        let f = self.api.function(self.module, &name)?;
+        functions.insert(kernel, f);
+        Ok(f)
+    }
+}
+
+/// The GPU of CUDA ordinal `ordinal`, opened on first use.
+fn gpu(ordinal: usize, image: CudaImage) -> Result<&'static Gpu, Error> {
+    GPUS[ordinal].get_or_init(|| Gpu::open(ordinal, image)).as_ref().map_err(Clone::clone)
+}
+
+/// The CUDA ordinal a launch on runtime device `device` (-1: the default) can be enqueued on:
+/// the runtime numbers the CUDA plugin's devices first, in the driver's order, when the program
+/// embeds a cubin. `None` (run synchronously) for the host-offload plugin's devices.
+fn cuda_ordinal(image: CudaImage, device: i64) -> Option<usize> {
+    if image.ptr.is_null() || image.len <= 0 {
+        return None;
+    }
+    let device = if device >= 0 { device } else { i64::from(rt::default_device().ok()?) };
+    let ordinal = usize::try_from(device).ok()?;
+    (ordinal < MAX_GPUS && ordinal < crate::device::cuda_device_count()).then_some(ordinal)
+}
+
+/// Enqueues `kernel` on the library's stream of `device`'s GPU and returns at once with
+/// `Ok(true)`; `Ok(false)` when the device is not a CUDA GPU (the caller launches
+/// synchronously instead).
+///
+/// # Safety
+/// Every `PRESENT` slot must be data a live guard keeps mapped on `device` (its `KernelArg`
+/// impl's contract); the slots must match the kernel's parameters in number and order.
+pub unsafe fn launch_async(
+    image: CudaImage,
+    device: i64,
+    kernel: &'static str,
+    grid: i32,
+    block: i32,
+    slots: &[Slot],
+) -> Result<bool, Error> {
+    let Some(ordinal) = cuda_ordinal(image, device) else { return Ok(false) };
+    let gpu = gpu(ordinal, image)?;
+    let function = gpu.function(kernel)?;
+    // The entry's parameters: `dyn_ptr` (null), the geometry word, then the slots.
+    let geometry = (block as u64) << 32 | grid as u64;
+    let mut values: Vec<u64> = Vec::with_capacity(slots.len() + 2);
+    values.extend([0, geometry]);
+    for slot in slots {
+        values.push(match slot.kind {
+            arg_kind::LITERAL => slot.value as usize as u64,
+            arg_kind::PRESENT if slot.size == 0 => 0,
+            arg_kind::PRESENT => {
+                // SAFETY: a lookup in the runtime's mapping table; it changes nothing.
+                let mapped =
+                    unsafe { sys::omp_get_mapped_ptr(slot.value.cast(), ordinal as c_int) };
+                if mapped.is_null() {
+                    return Err(Error::NotPresent { kernel });
+                }
+                mapped as usize as u64
+            }
+            _ => unreachable!("`PresentArg` admits present data and scalars only"),
+        });
+    }
+    let mut params: Vec<*mut c_void> =
+        values.iter_mut().map(|v| (v as *mut u64).cast::<c_void>()).collect();
+    gpu.api.with_context(gpu.context, || {
+        // SAFETY: one parameter per entry slot (the caller's contract), each 8 bytes as the
+        // entry declares them; the device addresses belong to mappings that stay allocated
+        // until a synchronisation (see the module's documentation).
+        unsafe { gpu.api.launch(function, grid as u32, block as u32, gpu.stream, &mut params) }
+    })?;
+    LAUNCHED[ordinal].fetch_add(1, Ordering::Release);
+    ANY_LAUNCHED.store(true, Ordering::Release);
+    Ok(true)
+}
+
+/// Waits for the kernels enqueued on GPU `ordinal`'s stream, if any may still run.
+fn synchronize_ordinal(ordinal: usize) -> Result<(), Error> {
+    let launched = LAUNCHED[ordinal].load(Ordering::Acquire);
+    if SYNCED[ordinal].load(Ordering::Acquire) >= launched {
+        return Ok(());
+    }
+    let Some(Ok(gpu)) = GPUS[ordinal].get() else { return Ok(()) };
+    // Covers every kernel counted in `launched`: each was enqueued before its count.
+    gpu.api.synchronize(gpu.stream)?;
+    SYNCED[ordinal].fetch_max(launched, Ordering::AcqRel);
+    Ok(())
+}
+
+/// Waits for the library's stream of runtime device `device` (-1: the default) when an
+/// asynchronous kernel may still run there. Every entry point that makes libomptarget touch a
+/// device calls this first; a program that never launches asynchronously pays one atomic load
+/// and a branch (the rest is out of line).
+#[inline(always)]
+pub fn synchronize_pending(device: i64) -> Result<(), Error> {
+    if ANY_LAUNCHED.load(Ordering::Acquire) { synchronize_device(device) } else { Ok(()) }
+}
+
+/// [`synchronize_pending`] for entry points that cannot return an error (a guard's Drop,
+/// `PreloadMut::sync`/`update`): a failed synchronisation means a kernel faulted and the
+/// device's data is lost, so the process ends with the driver's message, as libomptarget 19
+/// itself ends it when a synchronous kernel faults. Going on would copy back garbage.
+#[inline(always)]
+pub(crate) fn synchronize_pending_or_exit(device: i64) {
+    if ANY_LAUNCHED.load(Ordering::Acquire) {
+        synchronize_device_or_exit(device)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn synchronize_device(device: i64) -> Result<(), Error> {
+    let device = if device >= 0 {
+        device
+    } else {
+        match rt::default_device() {
+            Ok(d) => i64::from(d),
+            Err(_) => return Ok(()),
+        }
+    };
+    match usize::try_from(device) {
+        Ok(ordinal) if ordinal < MAX_GPUS => synchronize_ordinal(ordinal),
+        _ => Ok(()),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn synchronize_device_or_exit(device: i64) {
+    if let Err(e) = synchronize_device(device) {
+        eprintln!("offload: error: {e}");
+        std::process::abort()
+    }
+}
+
+/// Waits until every kernel launched asynchronously, on every GPU, has finished.
+pub fn synchronize() -> Result<(), Error> {
+    let mut first_error = Ok(());
+    for ordinal in 0..MAX_GPUS {
+        if let Err(e) = synchronize_ordinal(ordinal) {
+            first_error = first_error.and(Err(e));
+        }
+    }
+    first_error
+}
+
+/// Runs at exit, before the runtime's unregistration (registered after it, so called before
+/// it): no kernel may still write memory that the runtime frees at exit.
+fn register_exit_synchronization() {
+    extern "C" fn at_exit() {
+        if let Err(e) = synchronize() {
+            eprintln!("offload: error: at exit: {e}");
+        }
+    }
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        // SAFETY: registers a function with the C library; it runs once at exit.
+        unsafe { sys::atexit(at_exit) };
+    });
+}
