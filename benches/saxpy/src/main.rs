@@ -116,6 +116,15 @@ fn main() -> Result<(), offload::Error> {
     }
     println!("bench any empty_launch_us {:.3}", ms(t0) * 1e3 / launches as f64);
 
+    // Launch throughput: the same launches queued with launch_async!, then one wait (as CUDA
+    // by hand's back-to-back launches; synchronous on the host-offload plugin).
+    let t0 = Instant::now();
+    for _ in 0..launches {
+        offload::launch_async!(kernels::empty, 1, 32, ())?;
+    }
+    offload::synchronize()?;
+    println!("bench any empty_launch_async_us {:.3}", ms(t0) * 1e3 / launches as f64);
+
     // A begin+end mapper pair on data already present: a second preload of it and its drop.
     let held = preload(&x[..]);
     let t0 = Instant::now();

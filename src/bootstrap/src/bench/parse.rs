@@ -25,7 +25,7 @@ const OURS_PER_MEMORY: &[&str] =
     &["preloaded_total_ms", "map_in_ms", "kernels_ms", "map_out_ms", "automatic_total_ms"];
 
 /// What ours prints once, whatever the host memory (`bench any ...`).
-const OURS_ANY: &[&str] = &["empty_launch_us", "mapper_pair_us"];
+const OURS_ANY: &[&str] = &["empty_launch_us", "empty_launch_async_us", "mapper_pair_us"];
 
 /// Ours: `bench device NAME`, `bench KIND METRIC VALUE` (KIND: pageable, pinned or any) and
 /// `bench result PASS|FAIL`; other lines are ignored. Metrics beyond the required ones are kept.
@@ -277,6 +277,7 @@ bench pinned kernels_ms 11.9
 bench pinned map_out_ms 1.2
 bench pinned automatic_total_ms 760.5
 bench any empty_launch_us 27.1
+bench any empty_launch_async_us 4.2
 bench any mapper_pair_us 1.4
 note: all good
 bench result PASS
@@ -330,7 +331,8 @@ RESULT: PASS
         assert_eq!(figures.values["pageable.preloaded_total_ms"], 95.125);
         assert_eq!(figures.values["pinned.automatic_total_ms"], 760.5);
         assert_eq!(figures.values["any.mapper_pair_us"], 1.4);
-        assert_eq!(figures.values.len(), 12);
+        assert_eq!(figures.values["any.empty_launch_async_us"], 4.2);
+        assert_eq!(figures.values.len(), 13);
         assert!(!parse_ours(&OURS.replace("result PASS", "result FAIL")).unwrap().pass);
     }
 

@@ -187,6 +187,13 @@ const ROWS: &[RowSpec] = &[
         anchor: Source::Cuda,
         factor: 2.0,
     },
+    RowSpec {
+        figure: "empty launch, back to back (async)",
+        key: "any.empty_launch_async_us",
+        anchor_key: "any.empty_launch_async_us",
+        anchor: Source::Cuda,
+        factor: 2.0,
+    },
 ];
 
 /// Whether ours meets a target.
