@@ -33,8 +33,8 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::NoDevice => f.write_str(
-                "no offload device is available (no GPU was found and no host-offload image was \
-                 registered; build the program with `cargo offload`)",
+                "no offload device is available (OMP_TARGET_OFFLOAD=DISABLED, or no GPU and no \
+                 host-offload image registered: build the program with `cargo offload`)",
             ),
             Error::MapFailed { bytes } => write!(
                 f,

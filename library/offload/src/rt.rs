@@ -19,8 +19,12 @@ const NO: u8 = 2;
 pub fn require_device() -> Result<(), Error> {
     let known = match HAS_DEVICE.load(Ordering::Relaxed) {
         UNKNOWN => {
+            // `OMP_TARGET_OFFLOAD=DISABLED` means no device (OpenMP 5.2, 2.5.1), although
+            // libomptarget 19 still counts its devices then and only refuses the launches.
+            let disabled = std::env::var("OMP_TARGET_OFFLOAD")
+                .is_ok_and(|v| v.eq_ignore_ascii_case("disabled"));
             // SAFETY: a plain query; the runtime initialises itself on first use.
-            let yes = unsafe { sys::omp_get_num_devices() } > 0;
+            let yes = !disabled && unsafe { sys::omp_get_num_devices() } > 0;
             let v = if yes { YES } else { NO };
             HAS_DEVICE.store(v, Ordering::Relaxed);
             v

@@ -14,12 +14,14 @@ use crate::tools::Tools;
 pub(crate) const RUN_SUITE: &[&str] =
     &["tests/run", "examples/saxpy", "examples/jacobi", "benches/saxpy"];
 
-/// One `//@ run: ARGS => h2d=N d2h=M` line.
+/// One `//@ run: ARGS => h2d=N d2h=M [env=KEY=VALUE]...` line.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct RunSpec {
     pub(crate) args: Vec<String>,
     pub(crate) host_to_device: usize,
     pub(crate) device_to_host: usize,
+    /// Environment for this run, over the suite's.
+    pub(crate) env: Vec<(String, String)>,
 }
 
 /// One binary of a package and its runs.
@@ -141,13 +143,21 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
                 .split_once("=>")
                 .ok_or_else(|| anyhow!("`//@ run:{spec}` lacks `=> h2d=N d2h=M`"))?;
             let mut counts = [None, None];
+            let mut env = Vec::new();
             for item in expect.split_whitespace() {
                 let (key, value) =
                     item.split_once('=').ok_or_else(|| anyhow!("`{item}` is not key=value"))?;
                 let slot = match key {
                     "h2d" => 0,
                     "d2h" => 1,
-                    _ => bail!("unknown expectation `{key}` (h2d, d2h)"),
+                    "env" => {
+                        let (k, v) = value
+                            .split_once('=')
+                            .ok_or_else(|| anyhow!("`{item}` is not env=KEY=VALUE"))?;
+                        env.push((k.to_owned(), v.to_owned()));
+                        continue;
+                    }
+                    _ => bail!("unknown expectation `{key}` (h2d, d2h, env)"),
                 };
                 counts[slot] = Some(value.parse::<usize>().with_context(|| format!("`{item}`"))?);
             }
@@ -158,6 +168,7 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
                 args: args.split_whitespace().map(str::to_owned).collect(),
                 host_to_device,
                 device_to_host,
+                env,
             })
         })
         .collect()
@@ -178,7 +189,8 @@ pub(crate) fn run_checked(program: &Program, run: &RunSpec) -> Result<RunResult>
         Command::new(&program.binary)
             .args(&run.args)
             .env("OMP_TARGET_OFFLOAD", "MANDATORY")
-            .env("LIBOMPTARGET_INFO", "32"),
+            .env("LIBOMPTARGET_INFO", "32")
+            .envs(run.env.iter().map(|(k, v)| (k, v))),
     )?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -219,10 +231,14 @@ mod tests {
             RunSpec {
                 args: vec!["64".into(), "48".into(), "10".into()],
                 host_to_device: 2,
-                device_to_host: 2
+                device_to_host: 2,
+                env: vec![],
             }
         );
         assert!(runs[1].args.is_empty());
+        let run =
+            &parse_runs("//@ run: 1 => h2d=0 d2h=0 env=OMP_TARGET_OFFLOAD=DISABLED").unwrap()[0];
+        assert_eq!(run.env, [("OMP_TARGET_OFFLOAD".to_owned(), "DISABLED".to_owned())]);
     }
 
     #[test]
