@@ -1,5 +1,7 @@
 //! Support for the code `#[offload::kernel]` generates. Not a public API.
 
+use core::ptr::NonNull;
+
 pub use crate::intrinsics::arg_kind;
 #[cfg(not(offload_device))]
 pub use crate::launch::{check_devices, geometry, geometry_slot, status};
@@ -43,7 +45,10 @@ pub unsafe fn value<T: Copy>(slot: u64) -> T {
 /// `address` must be the device address of a mapped, initialised `T`.
 #[inline(always)]
 pub unsafe fn reference<'a, T>(address: *mut u8) -> &'a T {
-    unsafe { &*address.cast::<T>() }
+    // Zero-sized data is not mapped (its address slot may be null): any aligned address is it.
+    let address =
+        if size_of::<T>() == 0 { NonNull::<T>::dangling().as_ptr() } else { address.cast::<T>() };
+    unsafe { &*address }
 }
 
 /// A `&mut T` parameter from its address slot.
@@ -52,7 +57,9 @@ pub unsafe fn reference<'a, T>(address: *mut u8) -> &'a T {
 /// As [`reference`]; the data is shared by the kernel's threads, as in CUDA.
 #[inline(always)]
 pub unsafe fn reference_mut<'a, T>(address: *mut u8) -> &'a mut T {
-    unsafe { &mut *address.cast::<T>() }
+    let address =
+        if size_of::<T>() == 0 { NonNull::<T>::dangling().as_ptr() } else { address.cast::<T>() };
+    unsafe { &mut *address }
 }
 
 /// A `&[T]` parameter from its address and length slots.
@@ -63,6 +70,10 @@ pub unsafe fn reference_mut<'a, T>(address: *mut u8) -> &'a mut T {
 pub unsafe fn slice<'a, T>(address: *mut u8, len: u64) -> &'a [T] {
     if len == 0 {
         return &[];
+    }
+    if size_of::<T>() == 0 {
+        // Zero-sized elements are not mapped: a dangling, aligned address holds them all.
+        return unsafe { core::slice::from_raw_parts(NonNull::dangling().as_ptr(), len as usize) };
     }
     // SAFETY: the runtime maps data to non-null device addresses; telling the compiler lets it
     // drop null checks from `get` and friends.
@@ -80,6 +91,11 @@ pub unsafe fn slice<'a, T>(address: *mut u8, len: u64) -> &'a [T] {
 pub unsafe fn slice_mut<'a, T>(address: *mut u8, len: u64) -> &'a mut [T] {
     if len == 0 {
         return &mut [];
+    }
+    if size_of::<T>() == 0 {
+        return unsafe {
+            core::slice::from_raw_parts_mut(NonNull::dangling().as_ptr(), len as usize)
+        };
     }
     // SAFETY: as in `slice`.
     unsafe {

@@ -156,10 +156,16 @@ pub unsafe fn launch_async(
         // SAFETY: one parameter per entry slot (the caller's contract), each 8 bytes as the
         // entry declares them; the device addresses belong to mappings that stay allocated
         // until a synchronisation (see the module's documentation).
-        unsafe { gpu.api.launch(function, grid as u32, block as u32, gpu.stream, &mut params) }
+        let launched =
+            unsafe { gpu.api.launch(function, grid as u32, block as u32, gpu.stream, &mut params) };
+        // Counted once the driver has the kernel, even if restoring the context fails after:
+        // an uncounted queued kernel would let a later Drop skip its wait.
+        if launched.is_ok() {
+            LAUNCHED[ordinal].fetch_add(1, Ordering::Release);
+            ANY_LAUNCHED.store(true, Ordering::Release);
+        }
+        launched
     })?;
-    LAUNCHED[ordinal].fetch_add(1, Ordering::Release);
-    ANY_LAUNCHED.store(true, Ordering::Release);
     Ok(true)
 }
 
@@ -245,7 +251,10 @@ pub fn synchronize() -> Result<(), Error> {
 fn register_exit_synchronization() {
     extern "C" fn at_exit() {
         if let Err(e) = synchronize() {
+            // A kernel faulted and nothing waited for it before: the program's results are
+            // incomplete, so it must not exit with success.
             eprintln!("offload: error: at exit: {e}");
+            std::process::abort();
         }
     }
     static ONCE: OnceLock<()> = OnceLock::new();
