@@ -14,6 +14,9 @@ pub enum Error {
     /// `__tgt_target_kernel` returned a failure status for this kernel. (libomptarget 19 ends
     /// the process itself when a kernel faults, under any offload policy with a device.)
     LaunchFailed { kernel: &'static str, status: i32 },
+    /// A preload that partly overlaps, or encloses, data already preloaded on its device: the
+    /// runtime cannot map it (libomptarget 19 would end the process).
+    OverlapsMapped { bytes: usize },
     /// A present argument lives on another device than the launch.
     WrongDevice { kernel: &'static str, argument: i64, launch: i64 },
     /// There is no device with this number.
@@ -44,6 +47,11 @@ impl fmt::Display for Error {
             Error::LaunchFailed { kernel, status } => {
                 write!(f, "launch of kernel `{kernel}` failed with runtime status {status}")
             }
+            Error::OverlapsMapped { bytes } => write!(
+                f,
+                "a preload of {bytes} bytes partly overlaps data already preloaded (preload the \
+                 whole range first and take ranges of it, or keep the preloads disjoint)"
+            ),
             Error::WrongDevice { kernel, argument, launch } => write!(
                 f,
                 "kernel `{kernel}` launches on device {launch} but an argument is preloaded on device {argument} (preload it with the launch's Device)"

@@ -44,6 +44,8 @@ mod launch;
 #[cfg(not(offload_device))]
 mod preload;
 #[cfg(not(offload_device))]
+mod ranges;
+#[cfg(not(offload_device))]
 mod rt;
 #[cfg(not(offload_device))]
 mod stream;

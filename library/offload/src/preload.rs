@@ -3,7 +3,7 @@
 use core::marker::PhantomData;
 
 use crate::intrinsics::{self, preload_kind, update_direction};
-use crate::{DeviceCopy, Error, rt, stream};
+use crate::{DeviceCopy, Error, ranges, rt, stream};
 
 /// The runtime's "default device" argument.
 pub(crate) const DEFAULT_DEVICE: i64 = -1;
@@ -92,6 +92,7 @@ fn map(device: i64, ptr: *const u8, bytes: usize, kind: i64) -> Result<(), Error
         // Nothing to copy: the runtime is not asked to map an empty range.
         return Ok(());
     }
+    ranges::acquire(device, ptr as usize, bytes)?;
     // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it lives.
     unsafe { intrinsics::preload(device, ptr, bytes as i64, kind) };
     Ok(())
@@ -105,6 +106,7 @@ fn unmap(device: i64, ptr: *const u8, bytes: usize, kind: i64) {
     if bytes != 0 {
         // SAFETY: the range was mapped by `map` with the same kind and is still borrowed.
         unsafe { intrinsics::release(device, ptr, bytes as i64, kind) };
+        ranges::release(device, ptr as usize, bytes);
     }
 }
 
