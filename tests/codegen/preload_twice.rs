@@ -50,7 +50,9 @@ use offload::preload;
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [1 x ptr], ptr [[PTRS:%\.offload_ptrs[0-9]*]], i32 0, i32 0
 // CHECK-NEXT: store ptr [[B]], ptr [[SLOT]], align 8
 // CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr [[BASE]], ptr [[PTRS]], ptr @.offload_sizes.preload_twice.release.0, ptr @.offload_maptypes.preload_twice.release.0.end, ptr null, ptr null)
-// CHECK-NEXT: call void @llvm.lifetime.end.p0(ptr nonnull %b)
+// CHECK-NEXT: {{%[^ ]+}} = ptrtoint ptr {{%[^ ]+}} to i64
+// CHECK-NEXT: {{call|invoke}} void @{{.*}}6ranges7release(
+// CHECK: call void @llvm.lifetime.end.p0(ptr nonnull %b)
 // CHECK: load atomic i8, ptr @{{.*}}ANY_LAUNCHED{{.*}} acquire
 // CHECK: {{call|invoke}} void @{{.*}}synchronize_device_or_exit(i64
 // CHECK: [[SLOT:%[0-9]+]] = getelementptr inbounds [1 x ptr], ptr [[BASE:%\.offload_baseptrs[0-9]*]], i32 0, i32 0
@@ -58,7 +60,9 @@ use offload::preload;
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [1 x ptr], ptr [[PTRS:%\.offload_ptrs[0-9]*]], i32 0, i32 0
 // CHECK-NEXT: store ptr [[A]], ptr [[SLOT]], align 8
 // CHECK-NEXT: call void @__tgt_target_data_end_mapper(ptr @.offload.loc, i64 {{-1|%[^,]+}}, i32 1, ptr [[BASE]], ptr [[PTRS]], ptr @.offload_sizes.preload_twice.release.1, ptr @.offload_maptypes.preload_twice.release.1.end, ptr null, ptr null)
-// CHECK-NEXT: call void @llvm.lifetime.end.p0(ptr nonnull %a)
+// CHECK-NEXT: {{%[^ ]+}} = ptrtoint ptr {{%[^ ]+}} to i64
+// CHECK-NEXT: {{call|invoke}} void @{{.*}}6ranges7release(
+// CHECK: call void @llvm.lifetime.end.p0(ptr nonnull %a)
 // CHECK-NEXT: ret void
 #[unsafe(no_mangle)]
 pub fn preload_twice(xs: &[f32; 16]) {
