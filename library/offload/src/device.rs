@@ -97,7 +97,9 @@ pub fn device_name() -> String {
 
 /// GPUs the CUDA driver reports (0 without a driver).
 pub(crate) fn cuda_device_count() -> usize {
-    cuda::api().map_or(0, cuda::Api::device_count)
+    // Fixed for the process once the driver is initialised; asked on every `launch_async!`.
+    static COUNT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *COUNT.get_or_init(|| cuda::api().map_or(0, cuda::Api::device_count))
 }
 
 /// GPU `ordinal`'s name from the CUDA driver, if it has one.
