@@ -128,6 +128,15 @@ impl<'ctx> Lowering<'_, 'ctx> {
             Some(Linkage::Internal),
         );
         b.position_at_end(cx.append_basic_block(reg, "entry"));
+        // The library's hook, where a cubin registers and the library defines one (it sets up
+        // the GPUs' contexts before the runtime's CUDA plugin does).
+        if images.iter().any(|image| image.triple == CUDA_TRIPLE)
+            && let Some(hook) = self.module.get_function(BEFORE_CUDA_REGISTER)
+            && hook.count_basic_blocks() > 0
+            && hook.count_params() == 0
+        {
+            b.build_call(hook, &[], "")?;
+        }
         b.build_call(self.rt.register_lib, &[desc_global.as_pointer_value().into()], "")?;
         b.build_call(self.rt.atexit, &[unreg.as_global_value().as_pointer_value().into()], "")?;
         b.build_return(None)?;
@@ -192,6 +201,9 @@ impl<'ctx> Lowering<'_, 'ctx> {
 
 /// Triple of the NVIDIA image, the one `launch_async!` loads into its own CUDA module.
 pub(crate) const CUDA_TRIPLE: &str = "nvptx64-nvidia-cuda";
+/// `void()`: the library's function that the registration constructor calls first when a cubin
+/// registers (it sets the GPUs' contexts up before libomptarget's CUDA plugin does).
+pub(crate) const BEFORE_CUDA_REGISTER: &str = "__offload_before_cuda_register";
 /// `*const u8`: the embedded cubin, or null (the library's `extern static`).
 pub(crate) const CUDA_IMAGE_SYMBOL: &str = "__rust_offload_cuda_image";
 /// `i64`: the cubin's length in bytes, or 0.

@@ -21,6 +21,12 @@ pub(crate) type CuModule = *mut c_void;
 pub(crate) type CuFunction = *mut c_void;
 pub(crate) type CuStream = *mut c_void;
 
+/// `CU_CTX_SCHED_*`: how a thread waits for the GPU in a context (`cuda.h`; the fourth,
+/// `CU_CTX_SCHED_BLOCKING_SYNC` = 0x4, is what libomptarget sets when left alone).
+pub(crate) const CU_CTX_SCHED_AUTO: c_uint = 0x0;
+pub(crate) const CU_CTX_SCHED_SPIN: c_uint = 0x1;
+pub(crate) const CU_CTX_SCHED_YIELD: c_uint = 0x2;
+
 /// `CU_STREAM_NON_BLOCKING`: the stream does not synchronise with the legacy default stream.
 pub(crate) const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
 
@@ -33,6 +39,12 @@ pub(crate) struct Api {
     /// `cuDevicePrimaryCtxRetain(CUcontext*, CUdevice)`: the context libomptarget's CUDA
     /// plugin uses too, so device addresses of its mappings are valid in it.
     primary_ctx_retain: unsafe extern "C" fn(*mut CuContext, CuDevice) -> CuResult,
+    /// `cuDevicePrimaryCtxGetState(CUdevice, unsigned *flags, int *active)`
+    primary_ctx_get_state: unsafe extern "C" fn(CuDevice, *mut c_uint, *mut c_int) -> CuResult,
+    /// `cuDevicePrimaryCtxSetFlags(CUdevice, unsigned flags)`
+    primary_ctx_set_flags: unsafe extern "C" fn(CuDevice, c_uint) -> CuResult,
+    /// `cuMemGetInfo(size_t *free, size_t *total)`, in the current context.
+    mem_get_info: unsafe extern "C" fn(*mut usize, *mut usize) -> CuResult,
     ctx_push_current: unsafe extern "C" fn(CuContext) -> CuResult,
     ctx_pop_current: unsafe extern "C" fn(*mut CuContext) -> CuResult,
     module_load_data: unsafe extern "C" fn(*mut CuModule, *const c_void) -> CuResult,
@@ -97,6 +109,9 @@ unsafe fn load() -> Option<Api> {
             device_get: entry!(c"cuDeviceGet"),
             device_get_name: entry!(c"cuDeviceGetName"),
             primary_ctx_retain: entry!(c"cuDevicePrimaryCtxRetain"),
+            primary_ctx_get_state: entry!(c"cuDevicePrimaryCtxGetState"),
+            primary_ctx_set_flags: entry!(c"cuDevicePrimaryCtxSetFlags_v2"),
+            mem_get_info: entry!(c"cuMemGetInfo_v2"),
             ctx_push_current: entry!(c"cuCtxPushCurrent_v2"),
             ctx_pop_current: entry!(c"cuCtxPopCurrent_v2"),
             module_load_data: entry!(c"cuModuleLoadData"),
@@ -153,6 +168,39 @@ impl Api {
             )?;
         }
         Ok(context)
+    }
+
+    /// Gives GPU `ordinal`'s primary context the wait mode `sched` (a `CU_CTX_SCHED_*`) and
+    /// activates it, unless something activated it before: the flags of an active context are
+    /// left as they are. Returns whether this call set them.
+    pub(crate) fn activate_primary_context(
+        &self,
+        ordinal: c_int,
+        sched: c_uint,
+    ) -> Result<bool, Error> {
+        let (mut device, mut flags, mut active) = (0, 0, 0);
+        // SAFETY: the driver writes one value each.
+        unsafe {
+            self.check("cuDeviceGet", (self.device_get)(&mut device, ordinal))?;
+            self.check(
+                "cuDevicePrimaryCtxGetState",
+                (self.primary_ctx_get_state)(device, &mut flags, &mut active),
+            )?;
+            if active != 0 {
+                return Ok(false);
+            }
+            self.check("cuDevicePrimaryCtxSetFlags", (self.primary_ctx_set_flags)(device, sched))?;
+        }
+        self.primary_context(ordinal)?;
+        Ok(true)
+    }
+
+    /// Free and total bytes of memory of the GPU whose context is current.
+    pub(crate) fn memory_info(&self) -> Result<(usize, usize), Error> {
+        let (mut free, mut total) = (0, 0);
+        // SAFETY: the driver writes two sizes; a context is current (callers' duty).
+        self.check("cuMemGetInfo", unsafe { (self.mem_get_info)(&mut free, &mut total) })?;
+        Ok((free, total))
     }
 
     /// Runs `f` with `context` current on this thread, restoring the previous one after.

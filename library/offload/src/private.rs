@@ -4,7 +4,7 @@ use core::ptr::NonNull;
 
 pub use crate::intrinsics::arg_kind;
 #[cfg(not(offload_device))]
-pub use crate::launch::{check_devices, geometry, geometry_slot, status};
+pub use crate::launch::{check_devices, check_mapped, geometry, geometry_slot, status};
 #[cfg(not(offload_device))]
 pub use crate::rt::require_device;
 #[cfg(not(offload_device))]
@@ -27,6 +27,14 @@ unsafe extern "C" {
 pub fn cuda_image() -> CudaImage {
     // SAFETY: the lowering defines both as constants of these types.
     unsafe { CudaImage { ptr: CUDA_IMAGE, len: CUDA_IMAGE_LEN } }
+}
+
+/// Called by the registration constructor the offload lowering emits, before a program that
+/// embeds an NVIDIA image registers it: see `rt::before_cuda_register`.
+#[cfg(not(offload_device))]
+#[unsafe(no_mangle)]
+pub extern "C" fn __offload_before_cuda_register() {
+    crate::rt::before_cuda_register();
 }
 
 /// A by-value parameter from its 8-byte slot.
