@@ -243,6 +243,11 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 #p::require_device()?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
+                #p::check_mapped(device, &[#((
+                    <#tys as ::offload::KernelArg<#shapes>>::KIND,
+                    ::offload::KernelArg::<#shapes>::address(&#arg_names),
+                    ::offload::KernelArg::<#shapes>::size(&#arg_names),
+                )),*])?;
                 // Kernels queued by `launch_async!` finish before the runtime touches the device.
                 #p::synchronize_pending(device)?;
                 // SAFETY: every borrow passed lives until the call returns, and the kinds

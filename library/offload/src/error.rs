@@ -17,6 +17,10 @@ pub enum Error {
     /// A preload that partly overlaps, or encloses, data already preloaded on its device: the
     /// runtime cannot map it (libomptarget 19 would end the process).
     OverlapsMapped { bytes: usize },
+    /// The device has no room for this much new data: `available` is what it has (the GPU's
+    /// free memory less a reserve for the driver, or the host's memory and swap for the
+    /// host-offload plugin). Nothing was mapped, and earlier mappings are intact.
+    OutOfMemory { bytes: usize, available: usize },
     /// A present argument lives on another device than the launch.
     WrongDevice { kernel: &'static str, argument: i64, launch: i64 },
     /// There is no device with this number.
@@ -51,6 +55,11 @@ impl fmt::Display for Error {
                 f,
                 "a preload of {bytes} bytes partly overlaps data already preloaded (preload the \
                  whole range first and take ranges of it, or keep the preloads disjoint)"
+            ),
+            Error::OutOfMemory { bytes, available } => write!(
+                f,
+                "the device has room for {available} more bytes, not {bytes} (free device \
+                 memory first, or split the data and preload it a part at a time)"
             ),
             Error::WrongDevice { kernel, argument, launch } => write!(
                 f,

@@ -280,6 +280,35 @@ pub fn check_devices(kernel: &'static str, device: i64, arguments: &[i64]) -> Re
     Ok(())
 }
 
+/// Checks the data a launch maps around itself (its plain `&T`/`&mut T` arguments: `(kind,
+/// address, bytes)` of every argument slot) before the runtime sees it: a range that partly
+/// overlaps preloaded data is [`Error::OverlapsMapped`], and new data the device has no room
+/// for is [`Error::OutOfMemory`]; libomptarget 19 would end the process on either. With only
+/// present data and values (the kinds are constants) this folds away.
+#[inline(always)]
+pub fn check_mapped(device: i64, slots: &[(i64, *const u8, i64)]) -> Result<(), Error> {
+    if slots.iter().any(|&(kind, _, bytes)| is_mapped(kind) && bytes > 0) {
+        check_mapped_slots(device, slots)
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether a slot of this kind is mapped by the launch itself.
+#[inline(always)]
+fn is_mapped(kind: i64) -> bool {
+    kind == arg_kind::MAP_TO || kind == arg_kind::MAP_TO_FROM
+}
+
+#[inline(never)]
+fn check_mapped_slots(device: i64, slots: &[(i64, *const u8, i64)]) -> Result<(), Error> {
+    let ranges = slots
+        .iter()
+        .filter(|&&(kind, _, bytes)| is_mapped(kind) && bytes > 0)
+        .map(|&(_, address, bytes)| (address as usize, bytes as usize));
+    crate::ranges::check_launch(device, ranges)
+}
+
 /// A device argument with -1 (the default) replaced by the default device's number.
 fn resolve(device: i64) -> i64 {
     if device >= 0 { device } else { crate::rt::default_device().map_or(device, i64::from) }

@@ -42,6 +42,8 @@ pub mod intrinsics;
 #[cfg(not(offload_device))]
 mod launch;
 #[cfg(not(offload_device))]
+mod memory;
+#[cfg(not(offload_device))]
 mod preload;
 #[cfg(not(offload_device))]
 mod ranges;

@@ -44,15 +44,16 @@ pub fn preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> PreloadMut<'_, T> {
     try_preload_mut(data).unwrap_or_else(|e| panic!("offload::preload_mut: {e}"))
 }
 
-/// Like [`preload`], returning [`Error::NoDevice`] where there is no device instead of
-/// panicking. (A mapping the runtime cannot make, such as one larger than the device's memory,
-/// ends the process in libomptarget 19: its mapper entry points report nothing.)
+/// Like [`preload`], returning the [`Error`] instead of panicking: [`Error::NoDevice`] where
+/// there is no device, [`Error::OutOfMemory`] where the device has no room for the data, and
+/// [`Error::OverlapsMapped`] for data that partly overlaps preloaded data. The library checks
+/// these before asking the runtime, since libomptarget 19 ends the process on a mapping it
+/// cannot make (its mapper entry points report nothing).
 pub fn try_preload<T: ?Sized + DeviceCopy>(data: &T) -> Result<Preload<'_, T>, Error> {
     preload_on(DEFAULT_DEVICE, data)
 }
 
-/// Like [`preload_mut`], returning [`Error::NoDevice`] where there is no device; see
-/// [`try_preload`].
+/// Like [`preload_mut`], returning the [`Error`] instead of panicking; see [`try_preload`].
 pub fn try_preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> Result<PreloadMut<'_, T>, Error> {
     preload_mut_on(DEFAULT_DEVICE, data)
 }

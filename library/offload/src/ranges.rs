@@ -5,18 +5,30 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use crate::Error;
+use crate::{Error, memory};
 
 /// `(device, start, end) -> guards` of every range a guard mapped and has not released. A
 /// leaked guard's range stays, as its mapping does in the runtime.
 static LIVE: Mutex<BTreeMap<(i64, usize, usize), usize>> = Mutex::new(BTreeMap::new());
 
-/// Records a guard's range `start..start + bytes` on `device`, or refuses one the runtime
-/// cannot map: it must lie inside a live range (the runtime finds it present) or be disjoint
-/// from all of them.
-pub(crate) fn acquire(device: i64, start: usize, bytes: usize) -> Result<(), Error> {
+/// Where a range stands against the live ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    /// Inside a live range: the runtime finds it present and allocates nothing.
+    Present,
+    /// Disjoint from all of them: the runtime allocates it.
+    New,
+}
+
+/// Where `start..start + bytes` on `device` stands, or [`Error::OverlapsMapped`] when the
+/// runtime cannot map it (it partly overlaps a live range, or encloses one).
+fn standing(
+    live: &BTreeMap<(i64, usize, usize), usize>,
+    device: i64,
+    start: usize,
+    bytes: usize,
+) -> Result<Standing, Error> {
     let end = start + bytes;
-    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let mut overlaps = false;
     let mut inside = false;
     for &(_, s, e) in live.range((device, 0, 0)..(device, end, 0)).map(|(k, _)| k) {
@@ -25,11 +37,41 @@ pub(crate) fn acquire(device: i64, start: usize, bytes: usize) -> Result<(), Err
             inside |= s <= start && end <= e;
         }
     }
-    if overlaps && !inside {
-        return Err(Error::OverlapsMapped { bytes });
+    match (overlaps, inside) {
+        (false, _) => Ok(Standing::New),
+        (true, true) => Ok(Standing::Present),
+        (true, false) => Err(Error::OverlapsMapped { bytes }),
     }
-    *live.entry((device, start, end)).or_insert(0) += 1;
+}
+
+/// Records a guard's range `start..start + bytes` on `device`, or refuses one the runtime
+/// cannot map: it must lie inside a live range (the runtime finds it present) or be disjoint
+/// from all of them, and new data must fit in the device's memory ([`memory::check_room`]).
+pub(crate) fn acquire(device: i64, start: usize, bytes: usize) -> Result<(), Error> {
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if standing(&live, device, start, bytes)? == Standing::New {
+        memory::check_room(device, bytes)?;
+    }
+    *live.entry((device, start, start + bytes)).or_insert(0) += 1;
     Ok(())
+}
+
+/// Checks the data a launch maps around itself (`(start, bytes)` of each plain `&T`/`&mut T`
+/// argument) as [`acquire`] checks a preload, without recording it: every range inside a live
+/// one or disjoint from all, and the new ones fitting in the device's memory together.
+pub(crate) fn check_launch(
+    device: i64,
+    ranges: impl Iterator<Item = (usize, usize)>,
+) -> Result<(), Error> {
+    let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut new = 0usize;
+    for (start, bytes) in ranges {
+        if standing(&live, device, start, bytes)? == Standing::New {
+            new = new.saturating_add(bytes);
+        }
+    }
+    drop(live);
+    memory::check_room(device, new)
 }
 
 /// Forgets one guard's range: the guard released it.

@@ -1,12 +1,18 @@
 //! A preload that partly overlaps, or encloses, data already preloaded is `Error::OverlapsMapped`
 //! instead of the runtime ending the process; a range inside preloaded data is present (no
 //! copy), a disjoint one maps as usual, and once the preloads are gone the larger range maps.
-//@ run: => h2d=4 d2h=1
+//! The plain `&T`/`&mut T` arguments of `launch!` are checked the same way.
+//@ run: => h2d=8 d2h=3
 
 use offload::Error;
 
+#[allow(dead_code)]
+#[path = "../kernels.rs"]
+mod kernels;
+
 fn main() {
     let mut xs = vec![1.0f32; 100];
+    let mut ys = vec![0.0f32; 8];
     {
         let middle = offload::preload(&xs[10..20]); // 1 in
         assert!(matches!(offload::try_preload(&xs[..]), Err(Error::OverlapsMapped { .. })));
@@ -14,8 +20,19 @@ fn main() {
         assert!(matches!(offload::try_preload(&xs[5..12]), Err(Error::OverlapsMapped { .. })));
         let inside = offload::preload(&xs[12..18]); // present: no copy
         let disjoint = offload::preload(&xs[20..30]); // 1 in
+
+        // A plain argument enclosing preloaded data, or partly overlapping it: refused.
+        let e = offload::launch!(kernels::saxpy, 1, 32, (1.0f32, &xs[..], &mut ys[..]));
+        assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{e:?}");
+        let e = offload::launch!(kernels::saxpy, 1, 32, (1.0f32, &xs[15..25], &mut ys[..]));
+        assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{e:?}");
+        // One inside preloaded data is present (a launch copies `&T` in even so: 2 in, 1 out);
+        // one beside it maps as usual (2 in, 1 out).
+        offload::launch!(kernels::saxpy, 1, 32, (1.0f32, &xs[12..18], &mut ys[..6])).unwrap();
+        offload::launch!(kernels::saxpy, 1, 32, (1.0f32, &xs[40..48], &mut ys[..])).unwrap();
         drop((inside, disjoint, middle));
     }
+    assert_eq!(ys, [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1.0]);
     let all = offload::try_preload(&xs[..]).expect("nothing is preloaded any more"); // 1 in
     drop(all);
     drop(offload::preload_mut(&mut xs[..])); // 1 in, 1 out
