@@ -63,6 +63,14 @@ impl Device {
         }
     }
 
+    /// Free and total bytes of this GPU's memory, as the CUDA driver counts them; `None` for a
+    /// host-offload device (its memory is the host's). A preload of new data larger than the
+    /// free memory (less a reserve for the driver) is `Error::OutOfMemory`.
+    pub fn memory(&self) -> Option<DeviceMemory> {
+        let ordinal = crate::memory::gpu_ordinal(self.id as usize)?;
+        crate::memory::gpu_memory(ordinal).map(|(free, total)| DeviceMemory { free, total })
+    }
+
     /// Waits until the kernels launched asynchronously on this device have finished.
     pub fn synchronize(&self) -> Result<(), Error> {
         crate::stream::synchronize_pending(self.runtime_id())
@@ -85,6 +93,15 @@ impl Device {
     ) -> Result<PreloadMut<'a, T>, Error> {
         preload_mut_on(self.runtime_id(), data)
     }
+}
+
+/// A GPU's memory in bytes: [`Device::memory`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceMemory {
+    /// Not allocated by anyone (this process, the runtime's pools, other processes).
+    pub free: usize,
+    /// The GPU's memory.
+    pub total: usize,
 }
 
 /// What a kernel launched on the default device runs on, for people to read: the NVIDIA GPU's

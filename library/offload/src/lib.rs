@@ -57,7 +57,7 @@ pub mod sys;
 mod view;
 
 #[cfg(not(offload_device))]
-pub use device::{Device, device_name};
+pub use device::{Device, DeviceMemory, device_name};
 pub use device_copy::DeviceCopy;
 pub use error::Error;
 #[cfg(not(offload_device))]

@@ -35,17 +35,20 @@ pub(crate) fn check_room(device: i64, bytes: usize) -> Result<(), Error> {
 /// Bytes a new mapping on `device` may take, or `None` when that cannot be told.
 fn available(device: i64) -> Option<usize> {
     let id = if device >= 0 { device } else { i64::from(rt::default_device().ok()?) };
-    let id = usize::try_from(id).ok()?;
-    if rt::cuda_image_registered() && id < device::cuda_device_count() {
-        gpu_free(id).map(|free| free.saturating_sub(GPU_RESERVE))
-    } else {
-        host_limit()
+    match gpu_ordinal(usize::try_from(id).ok()?) {
+        Some(ordinal) => gpu_memory(ordinal).map(|(free, _)| free.saturating_sub(GPU_RESERVE)),
+        None => host_limit(),
     }
 }
 
-/// The CUDA driver's free memory on GPU `ordinal` (the runtime's device `ordinal`: the cubin
-/// registers first).
-fn gpu_free(ordinal: usize) -> Option<usize> {
+/// The CUDA ordinal of runtime device `id`, if it is a GPU: the program embeds a cubin, which
+/// registers first, so the runtime's first devices are the driver's GPUs in its order.
+pub(crate) fn gpu_ordinal(id: usize) -> Option<usize> {
+    (rt::cuda_image_registered() && id < device::cuda_device_count()).then_some(id)
+}
+
+/// Free and total bytes of GPU `ordinal`'s memory, from the CUDA driver.
+pub(crate) fn gpu_memory(ordinal: usize) -> Option<(usize, usize)> {
     /// Each GPU's primary context (the one the runtime allocates in), retained once.
     struct Context(CuContext);
     // SAFETY: driver contexts may be made current on any thread.
@@ -58,7 +61,7 @@ fn gpu_free(ordinal: usize) -> Option<usize> {
         .get(ordinal)?
         .get_or_init(|| api.primary_context(ordinal as c_int).ok().map(Context))
         .as_ref()?;
-    api.with_context(context.0, || api.memory_info()).ok().map(|(free, _)| free)
+    api.with_context(context.0, || api.memory_info()).ok()
 }
 
 /// The host's memory and swap together: more than that cannot be allocated at all.
