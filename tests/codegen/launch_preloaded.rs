@@ -4,6 +4,11 @@
 //! the status. The kernel map types carry no TO/FROM: TARGET_PARAM (32) for the two pointers,
 //! LITERAL|IMPLICIT|TARGET_PARAM (800) for the geometry, `a` and the lengths. The pointer slots
 //! hold the host addresses and sizes, which the runtime finds present.
+//!
+//! Before the runtime's launch, the library is offered it (`launch_sync`, with the embedded
+//! cubin, null here): on a CUDA GPU it runs a launch of present data only on its own stream and
+//! waits, so that a kernel that faults is an `offload::Error`; elsewhere (the host-offload
+//! plugin, `OFFLOAD_LAUNCH=runtime`) it declines and `__tgt_target_kernel` launches.
 //@ compile-flags: -Copt-level=3
 
 #![crate_type = "lib"]
@@ -47,9 +52,12 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // CHECK: call void @__tgt_target_data_begin_mapper(ptr @.offload.loc, i64 -1, i32 1, {{.*}}, ptr @.offload_maptypes.launch_preloaded.preload.1.begin, ptr null, ptr null)
 
 // The launch: the geometry (4096 blocks of 256 threads, folded into one slot: 256 << 32 |
-// 4096), then the slots; x and y hold their host addresses.
+// 4096), then the slots; x and y hold their host addresses. The library's offer comes first:
+// default device, kernel name of 5 bytes, 4096 x 256, 5 slots.
 // CHECK: [[X_LEN:%[^ ]+]] = inttoptr i64 %xs.1 to ptr
 // CHECK-NEXT: [[Y_LEN:%[^ ]+]] = inttoptr i64 %ys.1 to ptr
+// CHECK: [[IMAGE:%[^ ]+]] = load ptr, ptr @__rust_offload_cuda_image
+// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr noundef [[IMAGE]], i64 noundef {{%[^,]+}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5, i32 noundef 4096, i32 noundef 256, ptr {{.*}}, i64 noundef 5)
 // CHECK: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 0
 // CHECK-NEXT: store ptr inttoptr (i64 1099511631872 to ptr), ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 0

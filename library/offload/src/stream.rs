@@ -169,6 +169,50 @@ pub unsafe fn launch_async(
     Ok(true)
 }
 
+/// Whether every slot is present data or a value: the launches [`launch_sync`] can run.
+#[inline(always)]
+pub fn present_only(slots: &[Slot]) -> bool {
+    slots.iter().all(|s| s.kind == arg_kind::PRESENT || s.kind == arg_kind::LITERAL)
+}
+
+/// A synchronous launch of present data on `device`'s GPU through the library's stream: the
+/// kernel is enqueued as [`launch_async`] enqueues it, then the stream is waited for, so a
+/// kernel that faults is [`Error::Cuda`] here (and at every later wait: the driver keeps the
+/// error) instead of libomptarget 19 ending the process. `Ok(false)` when the device is not a
+/// CUDA GPU, or `OFFLOAD_LAUNCH=runtime` asks for libomptarget's `__tgt_target_kernel`
+/// always: the caller launches through the runtime then.
+///
+/// # Safety
+/// As [`launch_async`].
+pub unsafe fn launch_sync(
+    image: CudaImage,
+    device: i64,
+    kernel: &'static str,
+    grid: i32,
+    block: i32,
+    slots: &[Slot],
+) -> Result<bool, Error> {
+    if runtime_launches_only() {
+        return Ok(false);
+    }
+    let Some(ordinal) = cuda_ordinal(image, device) else { return Ok(false) };
+    // SAFETY: per the caller.
+    if !unsafe { launch_async(image, device, kernel, grid, block, slots) }? {
+        return Ok(false);
+    }
+    synchronize_ordinal(ordinal)?;
+    Ok(true)
+}
+
+/// `OFFLOAD_LAUNCH=runtime`: every synchronous launch goes through libomptarget's
+/// `__tgt_target_kernel`, as the lowering emits it (read once).
+fn runtime_launches_only() -> bool {
+    static ONLY: OnceLock<bool> = OnceLock::new();
+    *ONLY.get_or_init(|| {
+        std::env::var("OFFLOAD_LAUNCH").is_ok_and(|v| v.eq_ignore_ascii_case("runtime"))
+    })
+}
+
 /// Waits for the kernels enqueued on GPU `ordinal`'s stream, if any may still run.
 fn synchronize_ordinal(ordinal: usize) -> Result<(), Error> {
     let launched = LAUNCHED[ordinal].load(Ordering::Acquire);

@@ -42,3 +42,9 @@ pub fn increment(y: &mut [u32]) {
 pub fn scalars_only(a: f32, b: u64, c: i32) {
     let _ = (a, b, c);
 }
+
+/// `y[i] = 1`, bounds-checked: an index past the end panics, which traps on a GPU.
+#[offload::kernel]
+pub fn write_at(y: &mut [u32], i: u32) {
+    y[i as usize] = 1;
+}

@@ -1,0 +1,81 @@
+//! A kernel that faults (here an index past the end of its slice: the bounds check panics,
+//! which traps on a GPU) leaves nothing hanging and nothing silent. The program runs itself
+//! again as a child, which makes a good launch and then the faulting one, and checks:
+//! - on a GPU: the faulting `launch!` returns `Error::Cuda`, and so do the later calls
+//!   (`synchronize`, `try_preload`: the driver keeps the error); the `PreloadMut`'s drop, which
+//!   cannot copy the data back, ends the process with the driver's message, non-zero;
+//! - on the host-offload plugin (the kernel runs inside the process): the process ends at the
+//!   launch with the panic's message, non-zero.
+//!
+//! Either way the child ends within the time limit.
+//@ run: => h2d=0 d2h=0
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[allow(dead_code)]
+#[path = "../kernels.rs"]
+mod kernels;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn child() {
+    let mut ys = vec![0u32; 1024];
+    let mut y = offload::preload_mut(&mut ys[..]);
+    offload::launch!(kernels::increment, 8, 128, (&mut y,)).expect("a good launch");
+    println!("good launch: ok");
+    let e = offload::launch!(kernels::write_at, 1, 32, (&mut y, 5000u32));
+    println!("faulting launch: {e:?}");
+    println!("synchronize: {:?}", offload::synchronize());
+    let zs = vec![0u32; 16];
+    println!("try_preload: {:?}", offload::try_preload(&zs[..]).map(|_| ()));
+    drop(y);
+    println!("unreachable: the drop returned");
+}
+
+fn main() {
+    if std::env::args().nth(1).as_deref() == Some("child") {
+        return child();
+    }
+    let gpu = offload::Device::default_device().expect("a device").memory().is_some();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .arg("child")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            child.kill().unwrap();
+            panic!("the child hung for {LIMIT:?} after the faulting launch");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let context = format!("status {status}\n--- stdout\n{out}--- stderr\n{err}");
+    assert!(!status.success(), "the child must end non-zero: {context}");
+    assert!(out.contains("good launch: ok"), "{context}");
+    assert!(!out.contains("unreachable"), "{context}");
+    if gpu {
+        for line in ["faulting launch: Err(Cuda", "synchronize: Err(Cuda", "try_preload: Err(Cuda"]
+        {
+            assert!(out.contains(line), "no `{line}`: {context}");
+        }
+        assert!(err.contains("offload: error: CUDA driver call"), "{context}");
+    } else {
+        assert!(!out.contains("faulting launch"), "{context}");
+        assert!(err.contains("index out of bounds"), "{context}");
+    }
+    let said = err
+        .lines()
+        .find(|l| l.contains("offload: error") || l.contains("index out of bounds"))
+        .unwrap_or("");
+    println!("ok: the child ended with {status} ({})", said.trim());
+}
