@@ -128,14 +128,21 @@ impl<'ctx> Lowering<'_, 'ctx> {
             Some(Linkage::Internal),
         );
         b.position_at_end(cx.append_basic_block(reg, "entry"));
-        // The library's hook, where a cubin registers and the library defines one (it sets up
-        // the GPUs' contexts before the runtime's CUDA plugin does).
+        // The library's hooks, where it defines them: it loads the runtime (the program does
+        // not name it as a dependency, see `weaken_runtime_declarations`), then, where a cubin
+        // registers, sets the GPUs' contexts up before the runtime's CUDA plugin does.
+        let hook = |name: &str| {
+            self.module
+                .get_function(name)
+                .filter(|f| f.count_basic_blocks() > 0 && f.count_params() == 0)
+        };
+        if let Some(load) = hook(LOAD_RUNTIME) {
+            b.build_call(load, &[], "")?;
+        }
         if images.iter().any(|image| image.triple == CUDA_TRIPLE)
-            && let Some(hook) = self.module.get_function(BEFORE_CUDA_REGISTER)
-            && hook.count_basic_blocks() > 0
-            && hook.count_params() == 0
+            && let Some(before) = hook(BEFORE_CUDA_REGISTER)
         {
-            b.build_call(hook, &[], "")?;
+            b.build_call(before, &[], "")?;
         }
         b.build_call(self.rt.register_lib, &[desc_global.as_pointer_value().into()], "")?;
         b.build_call(self.rt.atexit, &[unreg.as_global_value().as_pointer_value().into()], "")?;
@@ -201,6 +208,9 @@ impl<'ctx> Lowering<'_, 'ctx> {
 
 /// Triple of the NVIDIA image, the one `launch_async!` loads into its own CUDA module.
 pub(crate) const CUDA_TRIPLE: &str = "nvptx64-nvidia-cuda";
+/// `void()`: the library's function that loads the runtime, called first by the registration
+/// constructor.
+pub(crate) const LOAD_RUNTIME: &str = "__offload_load_runtime";
 /// `void()`: the library's function that the registration constructor calls first when a cubin
 /// registers (it sets the GPUs' contexts up before libomptarget's CUDA plugin does).
 pub(crate) const BEFORE_CUDA_REGISTER: &str = "__offload_before_cuda_register";

@@ -31,6 +31,14 @@ pub fn cuda_image() -> CudaImage {
     unsafe { CudaImage { ptr: CUDA_IMAGE, len: CUDA_IMAGE_LEN } }
 }
 
+/// Called first by the registration constructor the offload lowering emits: loads the offload
+/// runtime (see `rt::load_runtime`).
+#[cfg(not(offload_device))]
+#[unsafe(no_mangle)]
+pub extern "C" fn __offload_load_runtime() {
+    crate::rt::load_runtime();
+}
+
 /// Called by the registration constructor the offload lowering emits, before a program that
 /// embeds an NVIDIA image registers it: see `rt::before_cuda_register`.
 #[cfg(not(offload_device))]

@@ -18,6 +18,7 @@ const NO: u8 = 2;
 pub fn require_device() -> Result<(), Error> {
     let known = match HAS_DEVICE.load(Ordering::Relaxed) {
         UNKNOWN => {
+            load_runtime();
             // `OMP_TARGET_OFFLOAD=DISABLED` means no device (OpenMP 5.2, 2.5.1), although
             // libomptarget 19 still counts its devices then and only refuses the launches.
             let disabled = std::env::var("OMP_TARGET_OFFLOAD")
@@ -89,4 +90,86 @@ pub(crate) fn before_cuda_register() {
         // A GPU that cannot be set up here is left to the runtime, which reports it.
         let _ = api.activate_primary_context(ordinal as core::ffi::c_int, mode);
     }
+}
+
+/// The runtime's libraries, in the order symbols are looked up in them: libomptarget first, whose
+/// `omp_get_num_devices` and friends are the real ones (libomp, which it depends on, has its own).
+const RUNTIME_LIBRARIES: [&str; 2] = ["libomptarget.so.19.1", "libomp.so.5"];
+
+/// Loads the offload runtime, once: the program does not name it as a dependency (the link
+/// leaves its functions weak and binds them on first use), so that a missing runtime is this
+/// message instead of the dynamic loader's. The libraries are looked up in
+/// `OFFLOAD_RUNTIME_DIR` when it is set, else as the dynamic loader would (`LD_LIBRARY_PATH`,
+/// then the folder the program was linked with). A runtime that cannot be loaded ends the
+/// process with exit status 1: nothing can run without it.
+pub(crate) fn load_runtime() {
+    static LOADED: std::sync::Once = std::sync::Once::new();
+    LOADED.call_once(|| {
+        if let Err(message) = try_load_runtime() {
+            eprintln!("offload: error: {message}");
+            std::process::exit(1);
+        }
+    });
+}
+
+fn try_load_runtime() -> Result<(), String> {
+    let dir = std::env::var_os("OFFLOAD_RUNTIME_DIR").map(std::path::PathBuf::from);
+    for library in RUNTIME_LIBRARIES {
+        let path = match &dir {
+            Some(dir) => dir.join(library),
+            None => library.into(),
+        };
+        let c_path =
+            std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
+                .map_err(|_| format!("OFFLOAD_RUNTIME_DIR has a NUL byte: {}", path.display()))?;
+        // SAFETY: a NUL-terminated path; the runtime's constructors run, as they would have at
+        // start-up, and the library is never unloaded.
+        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+        if handle.is_null() {
+            // SAFETY: dlerror returns the message of the failed dlopen, or null.
+            let why = unsafe {
+                let text = libc::dlerror();
+                if text.is_null() {
+                    "not found".to_owned()
+                } else {
+                    core::ffi::CStr::from_ptr(text).to_string_lossy().into_owned()
+                }
+            };
+            return Err(format!(
+                "cannot load the offload runtime ({why}){} (this program needs LLVM 19's: \
+                 install Debian's libomp5-19 as root with `apt-get install libomp5-19` or \
+                 `./x.py setup`, or point OFFLOAD_RUNTIME_DIR at a folder holding {})",
+                other_versions(dir.as_deref()),
+                RUNTIME_LIBRARIES.join(" and ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `; found <library> in <folder>, ...` for libomptarget versions other than 19 in the usual
+/// places, or nothing.
+fn other_versions(dir: Option<&std::path::Path>) -> String {
+    let mut folders: Vec<std::path::PathBuf> = dir.into_iter().map(Into::into).collect();
+    if let Ok(entries) = std::fs::read_dir("/usr/lib") {
+        let mut llvm: Vec<_> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("llvm-"))
+            .map(|e| e.path().join("lib"))
+            .collect();
+        llvm.sort();
+        folders.extend(llvm);
+    }
+    let mut found = Vec::new();
+    for folder in folders {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("libomptarget.so.") && !n.starts_with("libomptarget.so.19"))
+            .collect();
+        names.sort();
+        found.extend(names.into_iter().map(|n| format!("{n} in {}", folder.display())));
+    }
+    if found.is_empty() { String::new() } else { format!("; found {}", found.join(", ")) }
 }

@@ -38,8 +38,9 @@ pub(crate) fn host_command(
         .map(|i| format!("{}={}", i.triple, i.path.display()))
         .collect::<Vec<_>>()
         .join(";");
-    // Cargo relinks only when its inputs change: make the images and the ABI one of them.
-    let stamp = build_stamp(images, &config.abi);
+    // Cargo relinks only when its inputs change: make the images, the ABI and the linker
+    // itself (a new offload-ld lowers and links differently) one of them.
+    let stamp = build_stamp(images, &config.abi, linker);
     let linker_flag = format!("-Clinker={}", linker.display());
     let stamp_flag = format!("--cfg=offload_build=\"{stamp:016x}\"");
     let flags = rustflags(&[
@@ -94,9 +95,12 @@ pub(crate) fn binary(project: &Project, bin: Option<&str>) -> Result<PathBuf> {
     Ok(project.build_dir.join("host").join(HOST_TRIPLE).join("release").join(name))
 }
 
-fn build_stamp(images: &[Image], abi: &str) -> u64 {
+fn build_stamp(images: &[Image], abi: &str, linker: &std::path::Path) -> u64 {
     let mut h = DefaultHasher::new();
     abi.hash(&mut h);
+    if let Ok(meta) = std::fs::metadata(linker) {
+        (meta.len(), meta.modified().ok()).hash(&mut h);
+    }
     for image in images {
         image.triple.hash(&mut h);
         std::fs::read(&image.path).unwrap_or_default().hash(&mut h);

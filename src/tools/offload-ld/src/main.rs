@@ -41,11 +41,10 @@ fn run(args: &[String]) -> Result<()> {
         .context("creating a temporary folder")?;
     let inputs = inputs::sort(args, scratch.path())?;
     let object = scratch.path().join("offload-lowered.o");
-    if !inputs.bitcode.is_empty() {
-        lower_to_object(&inputs.bitcode, &config, &object)?;
-    }
+    let loaded_by_library =
+        !inputs.bitcode.is_empty() && lower_to_object(&inputs.bitcode, &config, &object)?;
     let lowered = start.elapsed();
-    link(&inputs, &object, &config)?;
+    link(&inputs, &object, &config, loaded_by_library)?;
     if config.verbose {
         eprintln!(
             "offload-ld: {:.0} ms to gather, lower and compile the bitcode, {:.0} ms to link",
@@ -56,8 +55,9 @@ fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Links every bitcode module into one, lowers it and writes `object`.
-fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> Result<()> {
+/// Links every bitcode module into one, lowers it and writes `object`. Returns whether the
+/// program loads the runtime itself (it links the offload library's loader).
+fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> Result<bool> {
     let cx = Context::create();
     let module = cx.create_module("offload-program");
     for bc in bitcode {
@@ -92,17 +92,25 @@ fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> R
         );
     }
     images::check_kernels_defined(&report.kernels, &config.images)?;
+    // The runtime is loaded by the library at start-up, not by the dynamic loader (see `link`).
+    let loaded_by_library = offload_codegen::weaken_runtime_declarations(&module);
     if let Some(dir) = &config.save_temps {
         module
             .print_to_file(dir.join("offload-lowered.ll"))
             .map_err(|e| anyhow!("saving the lowered IR: {e}"))?;
     }
-    offload_codegen::write_object(&module, config.opt_level, object)
+    offload_codegen::write_object(&module, config.opt_level, object)?;
+    Ok(loaded_by_library)
 }
 
 /// Runs the C compiler driver with the original arguments, the lowered object in place of the
 /// bitcode, and the offload runtime.
-fn link(inputs: &Inputs, object: &Path, config: &LinkConfig) -> Result<()> {
+fn link(
+    inputs: &Inputs,
+    object: &Path,
+    config: &LinkConfig,
+    loaded_by_library: bool,
+) -> Result<()> {
     let runtime = &config.runtime_dir;
     for lib in ["libomptarget.so.19.1", "libomp.so.5"] {
         if !runtime.join(lib).exists() {
@@ -118,12 +126,20 @@ fn link(inputs: &Inputs, object: &Path, config: &LinkConfig) -> Result<()> {
         .iter()
         .map(|a| a.clone().unwrap_or_else(|| object.display().to_string()))
         .collect();
-    args.extend([
-        format!("-L{}", runtime.display()),
-        "-l:libomptarget.so.19.1".into(),
-        "-l:libomp.so.5".into(),
-        format!("-Wl,-rpath,{}", runtime.display()),
-    ]);
+    args.push(format!("-Wl,-rpath,{}", runtime.display()));
+    if loaded_by_library {
+        // The runtime is not a dependency the dynamic loader resolves: the library loads it
+        // (from the rpath's folder) before the first call and names the package when it is
+        // missing. Its functions are weak declarations bound on first use, hence `-z lazy`
+        // after rustc's `-z now`.
+        args.push("-Wl,-z,lazy".into());
+    } else {
+        args.extend([
+            format!("-L{}", runtime.display()),
+            "-l:libomptarget.so.19.1".into(),
+            "-l:libomp.so.5".into(),
+        ]);
+    }
     let mut cmd = Command::new(&config.cc);
     if inputs.via_response_file {
         // The line was too long for the system when rustc ran us: so it is for cc.
