@@ -1,9 +1,10 @@
-//! A program that embeds an NVIDIA image lets the library set the GPUs up before the runtime
-//! does: the registration constructor first calls `__offload_before_cuda_register` (the offload
-//! library defines it; it activates each GPU's primary context with the driver's default wait
-//! mode, which libomptarget's CUDA plugin then keeps), and then registers the images. Here the
-//! crate defines the hook itself, as the library does in a whole program. With no NVIDIA image
-//! the constructor does not call it (registration_llvm19.rs).
+//! The registration constructor calls the library's hooks before it registers the images: first
+//! `__offload_load_runtime` (the library loads libomptarget itself, so that a missing runtime is
+//! a message naming the package), then, for a program that embeds an NVIDIA image,
+//! `__offload_before_cuda_register` (it activates each GPU's primary context with the driver's
+//! default wait mode, which libomptarget's CUDA plugin then keeps). Here the crate defines the
+//! hooks itself, as the library does in a whole program. Where the module defines neither, the
+//! constructor only registers (registration_llvm19.rs).
 //@ compile-flags: -Copt-level=3
 //@ lower-flags: --abi=llvm19 --image nvptx64-nvidia-cuda=auxiliary/fake-image.bin --image x86_64-unknown-linux-gnu=auxiliary/fake-image.bin
 
@@ -20,8 +21,13 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 }
 
 #[unsafe(no_mangle)]
+pub extern "C" fn __offload_load_runtime() {
+    black_box(1u8);
+}
+
+#[unsafe(no_mangle)]
 pub extern "C" fn __offload_before_cuda_register() {
-    black_box(());
+    black_box(2u8);
 }
 
 #[unsafe(no_mangle)]
@@ -34,6 +40,7 @@ pub fn launch(xs: &[f32], ys: &mut [f32]) {
 
 // CHECK-LABEL: define internal void @.omp_offloading.descriptor_reg() {
 // CHECK-NEXT: entry:
+// CHECK-NEXT: call void @__offload_load_runtime()
 // CHECK-NEXT: call void @__offload_before_cuda_register()
 // CHECK-NEXT: call void @__tgt_register_lib(ptr @.omp_offloading.descriptor)
 // CHECK-NEXT: {{%[0-9]+}} = call i32 @atexit(ptr @.omp_offloading.descriptor_unreg)
