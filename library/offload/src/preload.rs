@@ -64,7 +64,7 @@ pub(crate) fn preload_on<T: ?Sized + DeviceCopy>(
     device: i64,
     data: &T,
 ) -> Result<Preload<'_, T>, Error> {
-    map(device, data as *const T as *const u8, size_of_val(data), preload_kind::READ)?;
+    map::<{ preload_kind::READ }>(device, data as *const T as *const u8, size_of_val(data))?;
     Ok(Preload { data, device })
 }
 
@@ -75,7 +75,7 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
     data: &mut T,
 ) -> Result<PreloadMut<'_, T>, Error> {
     let bytes = size_of_val(data);
-    map(device, data as *mut T as *const u8, bytes, preload_kind::READ_WRITE)?;
+    map::<{ preload_kind::READ_WRITE }>(device, data as *mut T as *const u8, bytes)?;
     Ok(PreloadMut { data, device, _borrow: PhantomData })
 }
 
@@ -85,7 +85,7 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
 /// process under `OMP_TARGET_OFFLOAD=MANDATORY` or `DEFAULT`, and with offloading disabled
 /// there is no device, which [`rt::require_device`] reports first.
 #[inline(always)]
-fn map(device: i64, ptr: *const u8, bytes: usize, kind: i64) -> Result<(), Error> {
+fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<(), Error> {
     rt::require_device()?;
     // The runtime's copies must not overlap a kernel still queued on the library's stream.
     stream::synchronize_pending(device)?;
@@ -95,18 +95,18 @@ fn map(device: i64, ptr: *const u8, bytes: usize, kind: i64) -> Result<(), Error
     }
     ranges::acquire(device, ptr as usize, bytes)?;
     // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it lives.
-    unsafe { intrinsics::preload(device, ptr, bytes as i64, kind) };
+    unsafe { intrinsics::preload(device, ptr, bytes as i64, KIND) };
     Ok(())
 }
 
 /// The end ("return") mapper of one preload.
 #[inline(always)]
-fn unmap(device: i64, ptr: *const u8, bytes: usize, kind: i64) {
+fn unmap<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) {
     // Kernels queued on the library's stream finish before the copy back and the release.
     stream::synchronize_pending_or_exit(device);
     if bytes != 0 {
         // SAFETY: the range was mapped by `map` with the same kind and is still borrowed.
-        unsafe { intrinsics::release(device, ptr, bytes as i64, kind) };
+        unsafe { intrinsics::release(device, ptr, bytes as i64, KIND) };
         ranges::release(device, ptr as usize, bytes);
     }
 }
@@ -161,7 +161,7 @@ impl<T: ?Sized> PreloadMut<'_, T> {
     /// on the device. While the returned reference lives, `self` is borrowed, so no kernel can
     /// change the device copy behind it.
     pub fn sync(&mut self) -> &T {
-        self.copy(update_direction::FROM_DEVICE);
+        self.copy::<{ update_direction::FROM_DEVICE }>();
         // SAFETY: the host copy is current, and `&mut self` makes this the only access.
         unsafe { &*self.data }
     }
@@ -173,30 +173,32 @@ impl<T: ?Sized> PreloadMut<'_, T> {
     pub fn update<R>(&mut self, edit: impl FnOnce(&mut T) -> R) -> R {
         // SAFETY: `&mut self` makes this the only access to the borrowed source.
         let result = edit(unsafe { &mut *self.data });
-        self.copy(update_direction::TO_DEVICE);
+        self.copy::<{ update_direction::TO_DEVICE }>();
         result
     }
 
-    fn copy(&mut self, direction: i64) {
+    /// One update mapper call. The direction is a const parameter: the lowering needs it as a
+    /// constant in the marker call, whether or not this is inlined.
+    fn copy<const DIRECTION: i64>(&mut self) {
         // Kernels queued on the library's stream finish before the copy.
         stream::synchronize_pending_or_exit(self.device);
         let bytes = self.size_in_bytes();
         if bytes != 0 {
             // SAFETY: the range is mapped (this guard's preload) and borrowed by this guard.
-            unsafe { intrinsics::update(self.device, self.as_ptr(), bytes as i64, direction) };
+            unsafe { intrinsics::update(self.device, self.as_ptr(), bytes as i64, DIRECTION) };
         }
     }
 }
 
 impl<T: ?Sized> Drop for Preload<'_, T> {
     fn drop(&mut self) {
-        unmap(self.device, self.as_ptr(), self.size_in_bytes(), preload_kind::READ);
+        unmap::<{ preload_kind::READ }>(self.device, self.as_ptr(), self.size_in_bytes());
     }
 }
 
 impl<T: ?Sized> Drop for PreloadMut<'_, T> {
     fn drop(&mut self) {
-        unmap(self.device, self.as_ptr(), self.size_in_bytes(), preload_kind::READ_WRITE);
+        unmap::<{ preload_kind::READ_WRITE }>(self.device, self.as_ptr(), self.size_in_bytes());
     }
 }
 
