@@ -22,7 +22,7 @@ const USAGE: &str = "usage: ./x.py <command>
   setup, build          install what the build needs (Debian packages as root, ptxas into
                         .venv) and build the tools (cargo-offload, offload-ld, offload-lower,
                         compiletest)
-  test [SUITE...]       run test suites: unit, codegen, ui, run (default: all of them), or gpu
+  test [SUITE...]       run test suites: unit, codegen, ui, run, tsan (default: all of them), or gpu
                         (the run suite on an NVIDIA GPU, NVIDIA image only; on a machine without
                         cargo it runs the programs built here before)
   run EXAMPLE [ARGS...] build an example of examples/ through the offload pipeline and run it

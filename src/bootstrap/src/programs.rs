@@ -15,7 +15,7 @@ pub(crate) const RUN_SUITE: &[&str] =
     &["tests/run", "examples/saxpy", "examples/jacobi", "benches/saxpy"];
 
 /// One `//@ run: ARGS => h2d=N d2h=M [env=KEY=VALUE]...` line.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RunSpec {
     pub(crate) args: Vec<String>,
     pub(crate) host_to_device: usize,
@@ -29,6 +29,8 @@ pub(crate) struct Program {
     pub(crate) source: PathBuf,
     pub(crate) binary: PathBuf,
     pub(crate) runs: Vec<RunSpec>,
+    /// A `//@ tsan` line: the tsan suite runs it under ThreadSanitizer too.
+    pub(crate) tsan: bool,
 }
 
 /// Which images the programs embed, and so where they can run.
@@ -39,6 +41,9 @@ pub(crate) enum Flavor {
     Portable,
     /// The NVIDIA image alone: runs on a GPU or fails, so a pass proves the GPU ran it.
     GpuOnly,
+    /// The host-offload image alone, the program, its dependencies and the standard library
+    /// built with ThreadSanitizer (the tsan suite).
+    Tsan,
 }
 
 impl Flavor {
@@ -46,6 +51,7 @@ impl Flavor {
         match self {
             Flavor::Portable => "auto",
             Flavor::GpuOnly => "cuda",
+            Flavor::Tsan => "host",
         }
     }
 
@@ -54,6 +60,7 @@ impl Flavor {
         root.join(match self {
             Flavor::Portable => "target/programs",
             Flavor::GpuOnly => "target/programs-gpu",
+            Flavor::Tsan => "target/programs-tsan",
         })
     }
 
@@ -89,6 +96,14 @@ pub(crate) fn build(
     if let Some(ptxas) = &config.nvptx.ptxas {
         cmd.arg("--ptxas").arg(ptxas);
     }
+    if flavor == Flavor::Tsan {
+        // The standard library is rebuilt instrumented (from rust-src), or ThreadSanitizer
+        // reports its synchronisation as races. The host-offload image is instrumented too and
+        // finds the sanitizer's runtime in the program, which exports its symbols.
+        let user = std::env::var("RUSTFLAGS").unwrap_or_default();
+        cmd.env("CARGO_UNSTABLE_BUILD_STD", "std,panic_abort")
+            .env("RUSTFLAGS", format!("{user} -Zsanitizer=thread -Clink-arg=-rdynamic"));
+    }
     shell::run(&format!("cargo offload build of {}", package.display()), &mut cmd)
 }
 
@@ -118,7 +133,8 @@ pub(crate) fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Ve
             let text = std::fs::read_to_string(&source)
                 .with_context(|| format!("reading {}", source.display()))?;
             let runs = parse_runs(&text).with_context(|| format!("in {}", source.display()))?;
-            Ok(Program { binary: out.join(bin), source, runs })
+            let tsan = text.lines().any(|l| l.trim() == "//@ tsan");
+            Ok(Program { binary: out.join(bin), source, runs, tsan })
         })
         .collect()
 }

@@ -2,8 +2,8 @@
 //!
 //! `unit` (cargo test of the workspace), `codegen` (FileCheck of the lowered IR), `ui`
 //! (what the compiler must reject), `run` (programs through the runtime's host-offload
-//! plugin, copies counted). `gpu` runs the run suite on an NVIDIA GPU and is only run when
-//! asked for.
+//! plugin, copies counted), `tsan` (the run tests marked `//@ tsan`, built with
+//! ThreadSanitizer). `gpu` runs the run suite on an NVIDIA GPU and is only run when asked for.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,7 +15,7 @@ use crate::programs::{self, Flavor, RUN_SUITE};
 use crate::shell;
 use crate::tools::Tools;
 
-const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ui", "run"];
+const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ui", "run", "tsan"];
 
 pub(crate) fn test(
     root: &Path,
@@ -38,6 +38,7 @@ pub(crate) fn test(
             "run" => run_suite(root, config, tools, Flavor::Portable)
                 .and_then(|()| check_nvptx_image(root)),
             "gpu" => gpu_suite(root, Some((config, tools))),
+            "tsan" => tsan_suite(root, config, tools),
             _ => unreachable!("suite names are checked"),
         };
         match result {
@@ -59,8 +60,8 @@ pub(crate) fn test(
 fn suite_name(arg: &str) -> Result<String> {
     let name = arg.trim_end_matches('/').rsplit('/').next().unwrap_or(arg);
     match name {
-        "unit" | "codegen" | "ui" | "run" | "gpu" => Ok(name.to_owned()),
-        _ => bail!("no test suite `{arg}` (suites: unit, codegen, ui, run, gpu)"),
+        "unit" | "codegen" | "ui" | "run" | "tsan" | "gpu" => Ok(name.to_owned()),
+        _ => bail!("no test suite `{arg}` (suites: unit, codegen, ui, run, tsan, gpu)"),
     }
 }
 
@@ -111,6 +112,60 @@ fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>) -> Result<()> {
     };
     eprintln!("x: {}", String::from_utf8_lossy(&gpu.stdout).trim());
     run_programs(root, Flavor::GpuOnly)
+}
+
+/// The run tests marked `//@ tsan` (threads preloading, launching and waiting at once), built
+/// with ThreadSanitizer and run on the host-offload plugin: any report fails the run. The
+/// runtime itself is not instrumented and is left out of the reports
+/// (`ignore_noninstrumented_modules`, as libomp asks); the library, the program and the
+/// standard library are checked.
+fn tsan_suite(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
+    let rust_src = shell::capture(
+        "rustc --print sysroot",
+        Command::new("rustc").current_dir(root).args(["--print", "sysroot"]),
+    )?;
+    let sysroot = String::from_utf8_lossy(&rust_src.stdout).trim().to_owned();
+    if !Path::new(&sysroot).join("lib/rustlib/src/rust/library/std").is_dir() {
+        bail!(
+            "ThreadSanitizer needs the standard library's sources (rustup component add rust-src; rust-toolchain.toml lists it)"
+        );
+    }
+    let package = root.join("tests/run");
+    programs::build(root, tools, config, &package, Flavor::Tsan)?;
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for program in programs::programs(root, &package, Flavor::Tsan)? {
+        if !program.tsan {
+            continue;
+        }
+        for run in &program.runs {
+            let mut run = run.clone();
+            run.env.push((
+                "TSAN_OPTIONS".into(),
+                "ignore_noninstrumented_modules=1 halt_on_error=1 exitcode=66".into(),
+            ));
+            let name = format!(
+                "{} {}",
+                program.source.strip_prefix(root).unwrap_or(&program.source).display(),
+                run.args.join(" ")
+            );
+            let result = programs::run_checked(&program, &run)?;
+            if result.ok {
+                println!("tsan {name} ... ok {}", result.stdout.lines().next().unwrap_or(""));
+                passed += 1;
+            } else {
+                println!("tsan {name} ... FAILED: {}", result.detail);
+                failed += 1;
+            }
+        }
+    }
+    println!("tsan: {passed} passed, {failed} failed");
+    if passed == 0 {
+        bail!("no run test is marked //@ tsan");
+    }
+    if failed > 0 {
+        bail!("{failed} tsan run(s) failed");
+    }
+    Ok(())
 }
 
 /// Builds every run-suite package, then runs each program as its `//@ run:` lines say.

@@ -1,5 +1,6 @@
 //! Threads each preloading their own data and launching at the same time: every result is
 //! right and nothing deadlocks. Each thread copies 2 in and 1 out.
+//@ tsan
 //@ run: 8 => h2d=16 d2h=8
 
 #[allow(dead_code)]

@@ -6,6 +6,7 @@
 //! stale value; a lost count would hang or skip a wait. On the host-offload plugin the launches
 //! are synchronous; the results and the copies are the same.
 //! Each thread copies per round: 2 in, 1 out (`sync`), 1 out (the drop).
+//@ tsan
 //@ run: 8 6 => h2d=96 d2h=96
 
 #[allow(dead_code)]
