@@ -19,7 +19,7 @@
 //! synchronisation has covered. `SYNCED >= LAUNCHED` means nothing enqueued is still running.
 
 use core::ffi::{c_int, c_void};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::{Mutex, OnceLock};
@@ -95,9 +95,15 @@ impl Gpu {
     }
 }
 
+/// One more than the highest ordinal of a GPU opened: the waits look at these GPUs only.
+static OPENED: AtomicUsize = AtomicUsize::new(0);
+
 /// The GPU of CUDA ordinal `ordinal`, opened on first use.
 fn gpu(ordinal: usize, image: CudaImage) -> Result<&'static Gpu, Error> {
-    GPUS[ordinal].get_or_init(|| Gpu::open(ordinal, image)).as_ref().map_err(Clone::clone)
+    let gpu = GPUS[ordinal].get_or_init(|| Gpu::open(ordinal, image)).as_ref();
+    // Before any launch on it is counted: a wait that sees the count sees the GPU.
+    OPENED.fetch_max(ordinal + 1, Ordering::AcqRel);
+    gpu.map_err(Clone::clone)
 }
 
 /// The CUDA ordinal a launch on runtime device `device` (-1: the default) can be enqueued on:
@@ -253,7 +259,7 @@ fn synchronize_device(device: i64) -> Result<(), Error> {
     // done without asking the runtime which device is the default.
     let pending =
         |o: usize| SYNCED[o].load(Ordering::Acquire) < LAUNCHED[o].load(Ordering::Acquire);
-    if !(0..MAX_GPUS).any(pending) {
+    if !(0..OPENED.load(Ordering::Acquire)).any(pending) {
         return Ok(());
     }
     let device = if device >= 0 {
@@ -282,7 +288,7 @@ fn synchronize_device_or_exit(device: i64) {
 /// Waits until every kernel launched asynchronously, on every GPU, has finished.
 pub fn synchronize() -> Result<(), Error> {
     let mut first_error = Ok(());
-    for ordinal in 0..MAX_GPUS {
+    for ordinal in 0..OPENED.load(Ordering::Acquire) {
         if let Err(e) = synchronize_ordinal(ordinal) {
             first_error = first_error.and(Err(e));
         }
