@@ -1,6 +1,9 @@
-//! saxpy over preloaded data: 2 copies in and 1 out, whatever the number of launches.
+//! saxpy over preloaded data: 2 copies in and 1 out, whatever the number of launches. On a GPU
+//! the launches run on the library's stream; `OFFLOAD_LAUNCH=runtime` sends them through
+//! libomptarget's `__tgt_target_kernel`, as lowered (the last run).
 //@ run: 1 => h2d=2 d2h=1
 //@ run: 7 => h2d=2 d2h=1
+//@ run: 7 => h2d=2 d2h=1 env=OFFLOAD_LAUNCH=runtime
 
 #[allow(dead_code)]
 #[path = "../kernels.rs"]
