@@ -11,6 +11,12 @@ use crate::{Error, memory};
 /// leaked guard's range stays, as its mapping does in the runtime.
 static LIVE: Mutex<BTreeMap<(i64, usize, usize), usize>> = Mutex::new(BTreeMap::new());
 
+/// The device a range is recorded under: -1 (the default) as the default device's number, so
+/// that `preload` and `Device::preload` on the default device see each other's ranges.
+fn device_key(device: i64) -> i64 {
+    if device >= 0 { device } else { crate::rt::default_device().map_or(device, i64::from) }
+}
+
 /// Where a range stands against the live ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Standing {
@@ -48,6 +54,7 @@ fn standing(
 /// cannot map: it must lie inside a live range (the runtime finds it present) or be disjoint
 /// from all of them, and new data must fit in the device's memory ([`memory::check_room`]).
 pub(crate) fn acquire(device: i64, start: usize, bytes: usize) -> Result<(), Error> {
+    let device = device_key(device);
     let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     if standing(&live, device, start, bytes)? == Standing::New {
         memory::check_room(device, bytes)?;
@@ -63,6 +70,7 @@ pub(crate) fn check_launch(
     device: i64,
     ranges: impl Iterator<Item = (usize, usize)>,
 ) -> Result<(), Error> {
+    let device = device_key(device);
     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let mut new = 0usize;
     for (start, bytes) in ranges {
@@ -76,6 +84,7 @@ pub(crate) fn check_launch(
 
 /// Forgets one guard's range: the guard released it.
 pub(crate) fn release(device: i64, start: usize, bytes: usize) {
+    let device = device_key(device);
     let key = (device, start, start + bytes);
     let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(n) = live.get_mut(&key) {

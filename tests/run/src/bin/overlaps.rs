@@ -18,6 +18,9 @@ fn main() {
         assert!(matches!(offload::try_preload(&xs[..]), Err(Error::OverlapsMapped { .. })));
         assert!(matches!(offload::try_preload(&xs[15..30]), Err(Error::OverlapsMapped { .. })));
         assert!(matches!(offload::try_preload(&xs[5..12]), Err(Error::OverlapsMapped { .. })));
+        // The same checks whether the default device is named or not.
+        let default = offload::Device::default_device().unwrap();
+        assert!(matches!(default.preload(&xs[5..12]), Err(Error::OverlapsMapped { .. })));
         let inside = offload::preload(&xs[12..18]); // present: no copy
         let disjoint = offload::preload(&xs[20..30]); // 1 in
 
