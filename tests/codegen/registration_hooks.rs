@@ -1,10 +1,12 @@
-//! The registration constructor calls the library's hooks before it registers the images: first
-//! `__offload_load_runtime` (the library loads libomptarget itself, so that a missing runtime is
-//! a message naming the package), then, for a program that embeds an NVIDIA image,
-//! `__offload_before_cuda_register` (it activates each GPU's primary context with the driver's
-//! default wait mode, which libomptarget's CUDA plugin then keeps). Here the crate defines the
-//! hooks itself, as the library does in a whole program. Where the module defines neither, the
-//! constructor only registers (registration_llvm19.rs).
+//! A program that embeds an NVIDIA image lets the library see it and set the GPUs up before the
+//! runtime does: the registration constructor first calls `__offload_before_cuda_register` with
+//! the embedded cubin and its length (the library records which GPUs can run it, which the
+//! runtime numbers first, and activates their primary contexts with the driver's default wait
+//! mode, which libomptarget's CUDA plugin then keeps), then registers the images. Here the
+//! crate defines the hook itself, as the library does in a whole program. Without the hook, or
+//! without an NVIDIA image, the constructor only registers (registration_llvm19.rs). (The
+//! runtime's loader, `__offload_load_runtime`, is not the lowering's business: the link stage
+//! calls it from its own, earlier constructor.)
 //@ compile-flags: -Copt-level=3
 //@ lower-flags: --abi=llvm19 --image nvptx64-nvidia-cuda=auxiliary/fake-image.bin --image x86_64-unknown-linux-gnu=auxiliary/fake-image.bin
 
@@ -21,13 +23,8 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __offload_load_runtime() {
-    black_box(1u8);
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn __offload_before_cuda_register() {
-    black_box(2u8);
+pub extern "C" fn __offload_before_cuda_register(image: *const u8, len: i64) {
+    black_box((image, len));
 }
 
 #[unsafe(no_mangle)]
@@ -40,7 +37,6 @@ pub fn launch(xs: &[f32], ys: &mut [f32]) {
 
 // CHECK-LABEL: define internal void @.omp_offloading.descriptor_reg() {
 // CHECK-NEXT: entry:
-// CHECK-NEXT: call void @__offload_load_runtime()
-// CHECK-NEXT: call void @__offload_before_cuda_register()
+// CHECK-NEXT: call void @__offload_before_cuda_register(ptr @.omp_offloading.device_image, i64 24)
 // CHECK-NEXT: call void @__tgt_register_lib(ptr @.omp_offloading.descriptor)
 // CHECK-NEXT: {{%[0-9]+}} = call i32 @atexit(ptr @.omp_offloading.descriptor_unreg)

@@ -53,3 +53,29 @@ pub(crate) fn append_used<'ctx>(module: &Module<'ctx>, name: &str, values: &[Poi
     all.extend_from_slice(values);
     replace(module, name, ptr_ty.const_array(&all).into(), Some("llvm.metadata"));
 }
+
+/// Appends `{ i32 priority, ptr function, ptr null }` to `@llvm.global_ctors`, keeping what is
+/// there.
+pub(crate) fn append_ctor<'ctx>(
+    module: &Module<'ctx>,
+    priority: u64,
+    function: PointerValue<'ctx>,
+) {
+    let cx = module.get_context();
+    let ptr_ty = cx.ptr_type(AddressSpace::default());
+    let ctor_ty = cx.struct_type(&[cx.i32_type().into(), ptr_ty.into(), ptr_ty.into()], false);
+    let ours = ctor_ty.const_named_struct(&[
+        cx.i32_type().const_int(priority, false).into(),
+        function.into(),
+        ptr_ty.const_null().into(),
+    ]);
+    let mut all: Vec<inkwell::values::StructValue<'ctx>> = elements(module, "llvm.global_ctors")
+        .into_iter()
+        .filter_map(|v| match v {
+            BasicValueEnum::StructValue(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    all.push(ours);
+    replace(module, "llvm.global_ctors", ctor_ty.const_array(&all).into(), None);
+}

@@ -14,6 +14,7 @@
 
 pub mod abi;
 mod appending;
+mod binding;
 mod lower;
 mod maptype;
 mod markers;
@@ -27,6 +28,7 @@ use inkwell::module::Module;
 use inkwell::values::BasicValue;
 
 pub use abi::RuntimeAbi;
+pub use binding::bind_runtime_through_table;
 pub use object::write_object;
 pub use register::Image;
 
@@ -134,36 +136,4 @@ fn remove_marker_declarations(module: &Module<'_>) {
         // SAFETY: a declaration without uses.
         unsafe { f.delete() };
     }
-}
-
-/// Name prefixes of the offload runtime's functions: libomptarget's (`__tgt_*`, `llvm_omp_*`,
-/// `omp_target_*`) and libomp's (`omp_*`, `__kmpc_*`).
-const RUNTIME_PREFIXES: &[&str] = &["__tgt_", "omp_", "llvm_omp_", "__kmpc_"];
-
-/// Where the module holds the library's runtime loader (`__offload_load_runtime`, which the
-/// registration constructor calls first), gives its declarations of runtime functions
-/// `extern_weak` linkage, so that the program links without naming the runtime as a dependency:
-/// the library loads it when the program starts and says what is missing, instead of the
-/// dynamic loader refusing to start the program. The calls bind on first use, through the PLT
-/// (the link must be lazy: `-z lazy`). Returns whether it did; without the loader (a program
-/// that does not link the library) the runtime stays an ordinary dependency. Functions the
-/// module defines are left alone.
-pub fn weaken_runtime_declarations(module: &Module<'_>) -> bool {
-    let has_loader =
-        module.get_function(register::LOAD_RUNTIME).is_some_and(|f| f.count_basic_blocks() > 0);
-    if !has_loader {
-        return false;
-    }
-    for function in module.get_functions() {
-        let name = function.get_name().to_bytes();
-        let runtime = RUNTIME_PREFIXES.iter().any(|p| name.starts_with(p.as_bytes()));
-        if runtime && function.count_basic_blocks() == 0 {
-            function.set_linkage(inkwell::module::Linkage::ExternalWeak);
-            // rustc declares functions `nonlazybind` (called through the GOT, bound at load
-            // time): these must go through the PLT to bind after the runtime is loaded.
-            let kind = inkwell::attributes::Attribute::get_named_enum_kind_id("nonlazybind");
-            function.remove_enum_attribute(inkwell::attributes::AttributeLoc::Function, kind);
-        }
-    }
-    true
 }

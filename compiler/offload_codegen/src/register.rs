@@ -7,7 +7,7 @@ use inkwell::AddressSpace;
 use inkwell::GlobalVisibility;
 use inkwell::module::Linkage;
 use inkwell::types::AnyType;
-use inkwell::values::{BasicValueEnum, GlobalValue, PointerValue, StructValue};
+use inkwell::values::{BasicValueEnum, GlobalValue, StructValue};
 
 use crate::abi::{OffloadEntry, RuntimeAbi};
 use crate::appending;
@@ -93,6 +93,12 @@ impl<'ctx> Lowering<'_, 'ctx> {
                 ])
             })
             .collect();
+        // The NVIDIA image, for the library's hook below.
+        let cuda_image = images
+            .iter()
+            .zip(&image_globals)
+            .find(|(image, _)| image.triple == CUDA_TRIPLE)
+            .map(|(image, global)| (image, *global, image.bytes.len()));
         let images_array = self.rt.image_ty.const_array(&image_values);
         let images_global =
             self.module.add_global(images_array.get_type(), None, ".omp_offloading.device_images");
@@ -128,26 +134,25 @@ impl<'ctx> Lowering<'_, 'ctx> {
             Some(Linkage::Internal),
         );
         b.position_at_end(cx.append_basic_block(reg, "entry"));
-        // The library's hooks, where it defines them: it loads the runtime (the program does
-        // not name it as a dependency, see `weaken_runtime_declarations`), then, where a cubin
-        // registers, sets the GPUs' contexts up before the runtime's CUDA plugin does.
-        let hook = |name: &str| {
-            self.module
-                .get_function(name)
-                .filter(|f| f.count_basic_blocks() > 0 && f.count_params() == 0)
-        };
-        if let Some(load) = hook(LOAD_RUNTIME) {
-            b.build_call(load, &[], "")?;
-        }
-        if images.iter().any(|image| image.triple == CUDA_TRIPLE)
-            && let Some(before) = hook(BEFORE_CUDA_REGISTER)
+        // The library's hook, where a cubin registers and the library defines one: it sets the
+        // GPUs' contexts up before the runtime's CUDA plugin does, and learns the image.
+        if let Some((_, global, len)) = cuda_image
+            && let Some(before) = self
+                .module
+                .get_function(BEFORE_CUDA_REGISTER)
+                .filter(|f| f.count_basic_blocks() > 0 && f.count_params() == 2)
         {
-            b.build_call(before, &[], "")?;
+            let len = cx.i64_type().const_int(len as u64, false);
+            b.build_call(before, &[global.as_pointer_value().into(), len.into()], "")?;
         }
         b.build_call(self.rt.register_lib, &[desc_global.as_pointer_value().into()], "")?;
         b.build_call(self.rt.atexit, &[unreg.as_global_value().as_pointer_value().into()], "")?;
         b.build_return(None)?;
-        self.append_ctor(reg.as_global_value().as_pointer_value());
+        appending::append_ctor(
+            self.module,
+            REGISTRATION_PRIORITY,
+            reg.as_global_value().as_pointer_value(),
+        );
         Ok(image_globals)
     }
 
@@ -178,41 +183,13 @@ impl<'ctx> Lowering<'_, 'ctx> {
         g.set_alignment(8);
         g
     }
-
-    /// Appends `{ i32 101, ptr @reg, ptr null }` to `@llvm.global_ctors`, keeping what is there.
-    fn append_ctor(&self, reg: PointerValue<'ctx>) {
-        let cx = self.cx;
-        let ptr_ty = cx.ptr_type(AddressSpace::default());
-        let ctor_ty = cx.struct_type(&[cx.i32_type().into(), ptr_ty.into(), ptr_ty.into()], false);
-        let ours = ctor_ty.const_named_struct(&[
-            cx.i32_type().const_int(REGISTRATION_PRIORITY, false).into(),
-            reg.into(),
-            ptr_ty.const_null().into(),
-        ]);
-        let mut all: Vec<StructValue> = appending::elements(self.module, "llvm.global_ctors")
-            .into_iter()
-            .filter_map(|v| match v {
-                BasicValueEnum::StructValue(s) => Some(s),
-                _ => None,
-            })
-            .collect();
-        all.push(ours);
-        appending::replace(
-            self.module,
-            "llvm.global_ctors",
-            ctor_ty.const_array(&all).into(),
-            None,
-        );
-    }
 }
 
 /// Triple of the NVIDIA image, the one `launch_async!` loads into its own CUDA module.
 pub(crate) const CUDA_TRIPLE: &str = "nvptx64-nvidia-cuda";
-/// `void()`: the library's function that loads the runtime, called first by the registration
-/// constructor.
-pub(crate) const LOAD_RUNTIME: &str = "__offload_load_runtime";
-/// `void()`: the library's function that the registration constructor calls first when a cubin
-/// registers (it sets the GPUs' contexts up before libomptarget's CUDA plugin does).
+/// `void(ptr image, i64 len)`: the library's function that the registration constructor calls
+/// first when a cubin registers (it sets the GPUs' contexts up before libomptarget's CUDA plugin
+/// does).
 pub(crate) const BEFORE_CUDA_REGISTER: &str = "__offload_before_cuda_register";
 /// `*const u8`: the embedded cubin, or null (the library's `extern static`).
 pub(crate) const CUDA_IMAGE_SYMBOL: &str = "__rust_offload_cuda_image";

@@ -1,17 +1,17 @@
-//! Where the library's runtime loader is linked in, the runtime's function declarations become
-//! weak and lose `nonlazybind` (they bind through the PLT once the loader has loaded the
-//! runtime); everything else is left alone, and without the loader nothing changes.
+//! Where the library's runtime loader is linked in, every call of a runtime function goes
+//! through a table the loader fills: the declarations are replaced by internal trampolines, and
+//! a constructor of priority 100 (before the registration's 101) hands the loader the names
+//! and the table. Other functions are left alone, and without the loader nothing changes.
 
-use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
-use inkwell::module::Linkage;
+use inkwell::module::Module;
 
 const RUNTIME_USER: &str = r#"
     declare i32 @omp_get_num_devices() nonlazybind
     declare void @__tgt_register_lib(ptr)
-    declare ptr @llvm_omp_target_alloc_host(i64, i32) nonlazybind
-    declare i32 @atexit(ptr) nonlazybind
+    declare ptr @llvm_omp_target_alloc_host(i64, i32)
+    declare i32 @atexit(ptr)
     define i32 @omp_user_defined() {
       ret i32 0
     }
@@ -26,67 +26,50 @@ const RUNTIME_USER: &str = r#"
 "#;
 
 const LOADER: &str = r#"
-    define void @__offload_load_runtime() {
+    define void @__offload_load_runtime(ptr %names, ptr %table, i64 %n) {
       ret void
     }
 "#;
 
-/// Runs the pass over `ir` and returns whether it applied, then each named function's
-/// (linkage, has nonlazybind).
-fn weaken(ir: &str, names: &[&str]) -> (bool, Vec<(Linkage, bool)>) {
-    let cx = Context::create();
+fn parse<'ctx>(cx: &'ctx Context, ir: &str) -> Module<'ctx> {
     let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test.ll");
-    let module = cx.create_module_from_ir(buffer).expect("the test's IR parses");
-    let applied = offload_codegen::weaken_runtime_declarations(&module);
-    module.verify().expect("still valid IR");
-    let kind = Attribute::get_named_enum_kind_id("nonlazybind");
-    let states = names
-        .iter()
-        .map(|n| {
-            let f = module.get_function(n).unwrap();
-            (f.get_linkage(), f.get_enum_attribute(AttributeLoc::Function, kind).is_some())
-        })
-        .collect();
-    (applied, states)
+    cx.create_module_from_ir(buffer).expect("the test's IR parses")
 }
 
-const NAMES: [&str; 5] = [
-    "omp_get_num_devices",
-    "__tgt_register_lib",
-    "llvm_omp_target_alloc_host",
-    "atexit",
-    "omp_user_defined",
-];
-
 #[test]
-fn with_the_loader_the_runtime_binds_late() {
-    let (applied, states) = weaken(&format!("{RUNTIME_USER}{LOADER}"), &NAMES);
-    assert!(applied);
-    assert_eq!(
-        states,
-        [
-            (Linkage::ExternalWeak, false),
-            (Linkage::ExternalWeak, false),
-            (Linkage::ExternalWeak, false),
-            // Not the runtime's, and a definition: untouched.
-            (Linkage::External, true),
-            (Linkage::External, false),
-        ]
+fn with_the_loader_runtime_calls_go_through_its_table() {
+    let cx = Context::create();
+    let module = parse(&cx, &format!("{RUNTIME_USER}{LOADER}"));
+    let bound = offload_codegen::bind_runtime_through_table(&module).unwrap();
+    module.verify().expect("still valid IR");
+    assert_eq!(bound, 3);
+    let ir = module.print_to_string().to_string();
+    // No runtime symbol is left for the dynamic loader; the others are untouched.
+    for name in ["omp_get_num_devices", "__tgt_register_lib", "llvm_omp_target_alloc_host"] {
+        assert!(module.get_function(name).is_none(), "{name} is still declared:\n{ir}");
+        let trampoline = module.get_function(&format!("{name}.offload_rt")).unwrap();
+        assert_eq!(trampoline.get_linkage(), inkwell::module::Linkage::Internal);
+        assert!(ir.contains(&format!("c\"{name}\\00\"")), "no name string for {name}:\n{ir}");
+    }
+    assert!(module.get_function("atexit").is_some());
+    assert!(ir.contains("call i32 @omp_user_defined()"), "{ir}");
+    assert!(ir.contains("call i32 @omp_get_num_devices.offload_rt()"), "{ir}");
+    assert!(ir.contains("@.offload_rt.table = internal global [3 x ptr] zeroinitializer"), "{ir}");
+    assert!(
+        ir.contains(
+            "call void @__offload_load_runtime(ptr @.offload_rt.names, ptr @.offload_rt.table, i64 3)"
+        ),
+        "{ir}"
     );
+    // The loader's constructor runs first: priority 100.
+    assert!(ir.contains("{ i32 100, ptr @.offload_rt.load, ptr null }"), "{ir}");
 }
 
 #[test]
 fn without_the_loader_nothing_changes() {
-    let (applied, states) = weaken(RUNTIME_USER, &NAMES);
-    assert!(!applied);
-    assert_eq!(
-        states,
-        [
-            (Linkage::External, true),
-            (Linkage::External, false),
-            (Linkage::External, true),
-            (Linkage::External, true),
-            (Linkage::External, false),
-        ]
-    );
+    let cx = Context::create();
+    let module = parse(&cx, RUNTIME_USER);
+    let before = module.print_to_string().to_string();
+    assert_eq!(offload_codegen::bind_runtime_through_table(&module).unwrap(), 0);
+    assert_eq!(module.print_to_string().to_string(), before);
 }

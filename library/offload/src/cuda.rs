@@ -36,6 +36,8 @@ pub(crate) struct Api {
     pub(crate) device_get_count: unsafe extern "C" fn(*mut c_int) -> CuResult,
     pub(crate) device_get: unsafe extern "C" fn(*mut CuDevice, c_int) -> CuResult,
     pub(crate) device_get_name: unsafe extern "C" fn(*mut c_char, c_int, CuDevice) -> CuResult,
+    /// `cuDeviceGetAttribute(int *value, CUdevice_attribute, CUdevice)`
+    device_get_attribute: unsafe extern "C" fn(*mut c_int, c_int, CuDevice) -> CuResult,
     /// `cuDevicePrimaryCtxRetain(CUcontext*, CUdevice)`: the context libomptarget's CUDA
     /// plugin uses too, so device addresses of its mappings are valid in it.
     primary_ctx_retain: unsafe extern "C" fn(*mut CuContext, CuDevice) -> CuResult,
@@ -108,6 +110,7 @@ unsafe fn load() -> Option<Api> {
             device_get_count: entry!(c"cuDeviceGetCount"),
             device_get: entry!(c"cuDeviceGet"),
             device_get_name: entry!(c"cuDeviceGetName"),
+            device_get_attribute: entry!(c"cuDeviceGetAttribute"),
             primary_ctx_retain: entry!(c"cuDevicePrimaryCtxRetain"),
             primary_ctx_get_state: entry!(c"cuDevicePrimaryCtxGetState"),
             primary_ctx_set_flags: entry!(c"cuDevicePrimaryCtxSetFlags_v2"),
@@ -153,6 +156,24 @@ impl Api {
         // SAFETY: the driver writes one int.
         let ok = unsafe { (self.device_get_count)(&mut n) } == 0;
         if ok { usize::try_from(n).unwrap_or(0) } else { 0 }
+    }
+
+    /// GPU `ordinal`'s compute capability, `(major, minor)`.
+    pub(crate) fn compute_capability(&self, ordinal: c_int) -> Option<(u32, u32)> {
+        // `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` and `_MINOR`.
+        const MAJOR: c_int = 75;
+        const MINOR: c_int = 76;
+        let (mut device, mut major, mut minor) = (0, 0, 0);
+        // SAFETY: the driver writes one value each.
+        unsafe {
+            if (self.device_get)(&mut device, ordinal) != 0
+                || (self.device_get_attribute)(&mut major, MAJOR, device) != 0
+                || (self.device_get_attribute)(&mut minor, MINOR, device) != 0
+            {
+                return None;
+            }
+        }
+        Some((u32::try_from(major).ok()?, u32::try_from(minor).ok()?))
     }
 
     /// The primary context of GPU `ordinal`, retained (never released: it lives as long as the

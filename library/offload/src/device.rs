@@ -49,25 +49,16 @@ impl Device {
         i64::from(self.id)
     }
 
-    /// For people to read: the GPU's name, or the host-offload device's number. Assumes the
-    /// program embeds the NVIDIA image (the default), so that the GPUs come first.
+    /// For people to read: the GPU's name, or the host-offload device's number.
     pub fn name(&self) -> String {
-        let gpus = cuda_device_count();
-        if (self.id as usize) < gpus {
-            cuda_device_name(self.id).unwrap_or_else(|| format!("CUDA device {}", self.id))
-        } else {
-            format!(
-                "host-offload x86_64 device {} (libomptarget host plugin)",
-                self.id as usize - gpus
-            )
-        }
+        describe(self.id as usize)
     }
 
     /// Free and total bytes of this GPU's memory, as the CUDA driver counts them; `None` for a
     /// host-offload device (its memory is the host's). A preload of new data larger than the
     /// free memory (less a reserve for the driver) is `Error::OutOfMemory`.
     pub fn memory(&self) -> Option<DeviceMemory> {
-        let ordinal = crate::memory::gpu_ordinal(self.id as usize)?;
+        let ordinal = rt::gpu_ordinal(self.id as usize)?;
         crate::memory::gpu_memory(ordinal).map(|(free, total)| DeviceMemory { free, total })
     }
 
@@ -105,18 +96,25 @@ pub struct DeviceMemory {
 }
 
 /// What a kernel launched on the default device runs on, for people to read: the NVIDIA GPU's
-/// name when the CUDA driver reports one (the runtime's CUDA plugin then comes first), else
-/// the runtime's x86_64 host-offload plugin.
+/// name, or the runtime's x86_64 host-offload plugin.
 pub fn device_name() -> String {
-    cuda_device_name(0)
-        .unwrap_or_else(|| "host-offload x86_64 (libomptarget host plugin, no GPU)".to_owned())
+    match rt::default_device() {
+        Ok(id) if rt::gpu_ordinal(id as usize).is_some() => describe(id as usize),
+        _ => "host-offload x86_64 (libomptarget host plugin, no GPU)".to_owned(),
+    }
 }
 
-/// GPUs the CUDA driver reports (0 without a driver).
-pub(crate) fn cuda_device_count() -> usize {
-    // Fixed for the process once the driver is initialised; asked on every `launch_async!`.
-    static COUNT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *COUNT.get_or_init(|| cuda::api().map_or(0, cuda::Api::device_count))
+/// Runtime device `id` for people to read.
+fn describe(id: usize) -> String {
+    match rt::gpu_ordinal(id) {
+        Some(ordinal) => {
+            cuda_device_name(ordinal as i32).unwrap_or_else(|| format!("CUDA device {ordinal}"))
+        }
+        None => format!(
+            "host-offload x86_64 device {} (libomptarget host plugin)",
+            id - rt::runtime_gpu_count().min(id)
+        ),
+    }
 }
 
 /// GPU `ordinal`'s name from the CUDA driver, if it has one.

@@ -11,7 +11,7 @@ use core::ffi::c_int;
 use std::sync::OnceLock;
 
 use crate::cuda::{self, CuContext};
-use crate::{Error, device, rt};
+use crate::{Error, rt};
 
 /// Bytes left to the driver and the runtime on a GPU: allocations are rounded up to pages, and
 /// the runtime keeps its own pools.
@@ -35,16 +35,10 @@ pub(crate) fn check_room(device: i64, bytes: usize) -> Result<(), Error> {
 /// Bytes a new mapping on `device` may take, or `None` when that cannot be told.
 fn available(device: i64) -> Option<usize> {
     let id = if device >= 0 { device } else { i64::from(rt::default_device().ok()?) };
-    match gpu_ordinal(usize::try_from(id).ok()?) {
+    match rt::gpu_ordinal(usize::try_from(id).ok()?) {
         Some(ordinal) => gpu_memory(ordinal).map(|(free, _)| free.saturating_sub(GPU_RESERVE)),
         None => host_limit(),
     }
-}
-
-/// The CUDA ordinal of runtime device `id`, if it is a GPU: the program embeds a cubin, which
-/// registers first, so the runtime's first devices are the driver's GPUs in its order.
-pub(crate) fn gpu_ordinal(id: usize) -> Option<usize> {
-    (rt::cuda_image_registered() && id < device::cuda_device_count()).then_some(id)
 }
 
 /// Free and total bytes of GPU `ordinal`'s memory, from the CUDA driver.

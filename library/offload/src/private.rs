@@ -31,20 +31,33 @@ pub fn cuda_image() -> CudaImage {
     unsafe { CudaImage { ptr: CUDA_IMAGE, len: CUDA_IMAGE_LEN } }
 }
 
-/// Called first by the registration constructor the offload lowering emits: loads the offload
-/// runtime (see `rt::load_runtime`).
+/// The runtime's loader: a constructor the link stage emits calls it before every other, with
+/// the names of the runtime functions the program calls and the table its calls go through
+/// (see `rt::load_runtime`).
+///
+/// # Safety
+/// `names` must point to `n` C strings and `table` to `n` writable pointers.
 #[cfg(not(offload_device))]
 #[unsafe(no_mangle)]
-pub extern "C" fn __offload_load_runtime() {
-    crate::rt::load_runtime();
+pub unsafe extern "C" fn __offload_load_runtime(
+    names: *const *const core::ffi::c_char,
+    table: *mut *const core::ffi::c_void,
+    n: usize,
+) {
+    // SAFETY: per the caller.
+    unsafe { crate::rt::load_runtime(names, table, n) }
 }
 
 /// Called by the registration constructor the offload lowering emits, before a program that
-/// embeds an NVIDIA image registers it: see `rt::before_cuda_register`.
+/// embeds an NVIDIA image registers it, with that image: see `rt::before_cuda_register`.
+///
+/// # Safety
+/// `image` must point to the `len` bytes of the embedded cubin.
 #[cfg(not(offload_device))]
 #[unsafe(no_mangle)]
-pub extern "C" fn __offload_before_cuda_register() {
-    crate::rt::before_cuda_register();
+pub unsafe extern "C" fn __offload_before_cuda_register(image: *const u8, len: i64) {
+    // SAFETY: per the caller.
+    unsafe { crate::rt::before_cuda_register(image, len) };
 }
 
 /// A by-value parameter from its 8-byte slot.

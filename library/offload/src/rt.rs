@@ -1,6 +1,7 @@
 //! Thin checked layer over [`crate::sys`]: one function per runtime query, returning `Result`.
 
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
 
 use crate::{Error, cuda, sys};
 
@@ -18,7 +19,6 @@ const NO: u8 = 2;
 pub fn require_device() -> Result<(), Error> {
     let known = match HAS_DEVICE.load(Ordering::Relaxed) {
         UNKNOWN => {
-            load_runtime();
             // `OMP_TARGET_OFFLOAD=DISABLED` means no device (OpenMP 5.2, 2.5.1), although
             // libomptarget 19 still counts its devices then and only refuses the launches.
             let disabled = std::env::var("OMP_TARGET_OFFLOAD")
@@ -45,13 +45,28 @@ pub(crate) fn default_device() -> Result<i32, Error> {
     Ok(device)
 }
 
-/// Set before the program's images register when one of them is an NVIDIA cubin, so that the
-/// runtime numbers the GPUs first.
-static CUDA_IMAGE: AtomicBool = AtomicBool::new(false);
+/// The runtime's CUDA devices, as CUDA ordinals: entry `n` is the GPU the runtime numbers `n`.
+/// Set before the images register when one of them is a cubin: the runtime registers it first
+/// and numbers, in the driver's order, the GPUs that can run it (same major compute capability,
+/// same or higher minor, as libomptarget 19's CUDA plugin checks). Unset without a cubin: every
+/// device is then a host-offload one.
+static RUNTIME_GPUS: OnceLock<Vec<usize>> = OnceLock::new();
 
-/// Whether the program embeds an NVIDIA image (its registration told the library so).
-pub(crate) fn cuda_image_registered() -> bool {
-    CUDA_IMAGE.load(Ordering::Relaxed)
+/// The CUDA ordinal of runtime device `id` when it is a GPU.
+pub(crate) fn gpu_ordinal(id: usize) -> Option<usize> {
+    RUNTIME_GPUS.get()?.get(id).copied()
+}
+
+/// How many of the runtime's devices are GPUs (they come first).
+pub(crate) fn runtime_gpu_count() -> usize {
+    RUNTIME_GPUS.get().map_or(0, Vec::len)
+}
+
+/// The SM a cubin is built for: the low byte of its ELF `e_flags` (ELF ABI version 7, as
+/// libomptarget 19 reads it), e.g. 90 for sm_90.
+fn cubin_sm(image: &[u8]) -> Option<u32> {
+    let flags: [u8; 4] = image.get(48..52)?.try_into().ok()?;
+    (image.starts_with(b"\x7fELF")).then(|| u32::from_le_bytes(flags) & 0xff)
 }
 
 /// How threads wait for the GPU, from `OFFLOAD_CUDA_WAIT`: `auto` (the default, the CUDA
@@ -76,44 +91,79 @@ fn wait_mode() -> Option<core::ffi::c_uint> {
 }
 
 /// Runs before a program that embeds a cubin registers it (the lowering's registration
-/// constructor calls it first). libomptarget's CUDA plugin gives each GPU's primary context the
-/// flag `CU_CTX_SCHED_BLOCKING_SYNC` when it activates it, unless the context is already
-/// active: activating them here first, with the wait mode of [`wait_mode`], keeps the driver's
-/// default, under which a synchronous launch costs what it costs in CUDA by hand.
-pub(crate) fn before_cuda_register() {
-    CUDA_IMAGE.store(true, Ordering::Relaxed);
+/// constructor calls it first, with the cubin). Records which GPUs the runtime will number
+/// (those that can run the cubin), then sets their contexts up: libomptarget's CUDA plugin gives
+/// each GPU's primary context the flag `CU_CTX_SCHED_BLOCKING_SYNC` when it activates it, unless
+/// the context is already active; activating them here first, with the wait mode of
+/// [`wait_mode`], keeps the driver's default, under which a synchronous launch costs what it
+/// costs in CUDA by hand.
+///
+/// # Safety
+/// `image` must point to `len` readable bytes.
+pub(crate) unsafe fn before_cuda_register(image: *const u8, len: i64) {
+    let image = match usize::try_from(len) {
+        // SAFETY: per the caller.
+        Ok(len) if !image.is_null() => unsafe { core::slice::from_raw_parts(image, len) },
+        _ => &[],
+    };
+    let api = cuda::api();
+    let gpus: Vec<usize> = match (api, cubin_sm(image)) {
+        (Some(api), Some(sm)) => (0..api.device_count())
+            .filter(|&ordinal| {
+                api.compute_capability(ordinal as core::ffi::c_int)
+                    .is_some_and(|(major, minor)| major == sm / 10 && minor >= sm % 10)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let _ = RUNTIME_GPUS.set(gpus);
     let disabled =
         std::env::var("OMP_TARGET_OFFLOAD").is_ok_and(|v| v.eq_ignore_ascii_case("disabled"));
-    let Some(mode) = wait_mode() else { return };
-    let Some(api) = (!disabled).then(cuda::api).flatten() else { return };
-    for ordinal in 0..api.device_count() {
+    let (Some(api), Some(mode), false) = (api, wait_mode(), disabled) else { return };
+    for &ordinal in RUNTIME_GPUS.get().into_iter().flatten() {
         // A GPU that cannot be set up here is left to the runtime, which reports it.
         let _ = api.activate_primary_context(ordinal as core::ffi::c_int, mode);
     }
 }
 
-/// The runtime's libraries, in the order symbols are looked up in them: libomptarget first, whose
-/// `omp_get_num_devices` and friends are the real ones (libomp, which it depends on, has its own).
-const RUNTIME_LIBRARIES: [&str; 2] = ["libomptarget.so.19.1", "libomp.so.5"];
+/// The runtime's libraries, in load order: libomp, which libomptarget depends on, then
+/// libomptarget, whose handle the functions are looked up in (its own first, then libomp's).
+const RUNTIME_LIBRARIES: [&str; 2] = ["libomp.so.5", "libomptarget.so.19.1"];
 
-/// Loads the offload runtime, once: the program does not name it as a dependency (the link
-/// leaves its functions weak and binds them on first use), so that a missing runtime is this
-/// message instead of the dynamic loader's. The libraries are looked up in
+/// Loads the offload runtime and fills `table` with the addresses of the `n` functions named
+/// by `names`: the program calls the runtime through that table (the link stage redirected its
+/// calls there and left the runtime out of the dynamic loader's dependencies), so that a
+/// missing runtime is this message instead of the loader's. The libraries are looked up in
 /// `OFFLOAD_RUNTIME_DIR` when it is set, else as the dynamic loader would (`LD_LIBRARY_PATH`,
-/// then the folder the program was linked with). A runtime that cannot be loaded ends the
-/// process with exit status 1: nothing can run without it.
-pub(crate) fn load_runtime() {
-    static LOADED: std::sync::Once = std::sync::Once::new();
-    LOADED.call_once(|| {
-        if let Err(message) = try_load_runtime() {
-            eprintln!("offload: error: {message}");
-            std::process::exit(1);
-        }
-    });
+/// then the folder the program was linked with); the functions with `dlsym` on libomptarget's
+/// handle, so another OpenMP runtime in the process cannot capture them. A runtime that cannot
+/// be loaded, or lacks a function, ends the process with exit status 1: nothing can run
+/// without it.
+///
+/// # Safety
+/// `names` must point to `n` NUL-terminated strings and `table` to `n` writable pointers.
+pub(crate) unsafe fn load_runtime(
+    names: *const *const core::ffi::c_char,
+    table: *mut *const core::ffi::c_void,
+    n: usize,
+) {
+    // SAFETY: per the caller.
+    if let Err(message) = unsafe { try_load_runtime(names, table, n) } {
+        eprintln!("offload: error: {message}");
+        std::process::exit(1);
+    }
 }
 
-fn try_load_runtime() -> Result<(), String> {
+unsafe fn try_load_runtime(
+    names: *const *const core::ffi::c_char,
+    table: *mut *const core::ffi::c_void,
+    n: usize,
+) -> Result<(), String> {
     let dir = std::env::var_os("OFFLOAD_RUNTIME_DIR").map(std::path::PathBuf::from);
+    let install = "this program needs LLVM 19's: install Debian's libomp5-19 as root with \
+                   `apt-get install libomp5-19` or `./x.py setup`, or point OFFLOAD_RUNTIME_DIR \
+                   at a folder holding libomptarget.so.19.1 and libomp.so.5";
+    let mut handle = core::ptr::null_mut();
     for library in RUNTIME_LIBRARIES {
         let path = match &dir {
             Some(dir) => dir.join(library),
@@ -124,27 +174,44 @@ fn try_load_runtime() -> Result<(), String> {
                 .map_err(|_| format!("OFFLOAD_RUNTIME_DIR has a NUL byte: {}", path.display()))?;
         // SAFETY: a NUL-terminated path; the runtime's constructors run, as they would have at
         // start-up, and the library is never unloaded.
-        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+        handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
         if handle.is_null() {
-            // SAFETY: dlerror returns the message of the failed dlopen, or null.
-            let why = unsafe {
-                let text = libc::dlerror();
-                if text.is_null() {
-                    "not found".to_owned()
-                } else {
-                    core::ffi::CStr::from_ptr(text).to_string_lossy().into_owned()
-                }
-            };
             return Err(format!(
-                "cannot load the offload runtime ({why}){} (this program needs LLVM 19's: \
-                 install Debian's libomp5-19 as root with `apt-get install libomp5-19` or \
-                 `./x.py setup`, or point OFFLOAD_RUNTIME_DIR at a folder holding {})",
-                other_versions(dir.as_deref()),
-                RUNTIME_LIBRARIES.join(" and ")
+                "cannot load the offload runtime ({}){} ({install})",
+                last_dl_error(),
+                other_versions(dir.as_deref())
             ));
         }
     }
+    for i in 0..n {
+        // SAFETY: per the caller, `names` holds `n` C strings and `table` `n` slots.
+        unsafe {
+            let name = *names.add(i);
+            let address = libc::dlsym(handle, name);
+            if address.is_null() {
+                let name = core::ffi::CStr::from_ptr(name).to_string_lossy();
+                return Err(format!(
+                    "the offload runtime has no `{name}`: it is not the version this program \
+                     was built for ({install})"
+                ));
+            }
+            *table.add(i) = address;
+        }
+    }
     Ok(())
+}
+
+/// The dynamic loader's message for the last failure.
+fn last_dl_error() -> String {
+    // SAFETY: dlerror returns the message of the last failure, or null.
+    unsafe {
+        let text = libc::dlerror();
+        if text.is_null() {
+            "not found".to_owned()
+        } else {
+            core::ffi::CStr::from_ptr(text).to_string_lossy().into_owned()
+        }
+    }
 }
 
 /// `; found <library> in <folder>, ...` for libomptarget versions other than 19 in the usual

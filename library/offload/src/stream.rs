@@ -106,16 +106,18 @@ fn gpu(ordinal: usize, image: CudaImage) -> Result<&'static Gpu, Error> {
     gpu.map_err(Clone::clone)
 }
 
-/// The CUDA ordinal a launch on runtime device `device` (-1: the default) can be enqueued on:
-/// the runtime numbers the CUDA plugin's devices first, in the driver's order, when the program
-/// embeds a cubin. `None` (run synchronously) for the host-offload plugin's devices.
-fn cuda_ordinal(image: CudaImage, device: i64) -> Option<usize> {
+/// Where a launch on runtime device `device` (-1: the default) can be enqueued: the runtime's
+/// number for the device and its CUDA ordinal (`rt::gpu_ordinal`: the GPUs that can run the
+/// cubin, numbered first). `None` (run through the runtime) for the host-offload plugin's
+/// devices and without a cubin.
+fn cuda_ordinal(image: CudaImage, device: i64) -> Option<(usize, usize)> {
     if image.ptr.is_null() || image.len <= 0 {
         return None;
     }
     let device = if device >= 0 { device } else { i64::from(rt::default_device().ok()?) };
-    let ordinal = usize::try_from(device).ok()?;
-    (ordinal < MAX_GPUS && ordinal < crate::device::cuda_device_count()).then_some(ordinal)
+    let id = usize::try_from(device).ok()?;
+    let ordinal = rt::gpu_ordinal(id)?;
+    (ordinal < MAX_GPUS).then_some((id, ordinal))
 }
 
 /// Enqueues `kernel` on the library's stream of `device`'s GPU and returns at once with
@@ -133,7 +135,7 @@ pub unsafe fn launch_async(
     block: i32,
     slots: &[Slot],
 ) -> Result<bool, Error> {
-    let Some(ordinal) = cuda_ordinal(image, device) else { return Ok(false) };
+    let Some((id, ordinal)) = cuda_ordinal(image, device) else { return Ok(false) };
     let gpu = gpu(ordinal, image)?;
     let function = gpu.function(kernel)?;
     // The entry's parameters: `dyn_ptr` (null), the geometry word, then the slots.
@@ -146,8 +148,7 @@ pub unsafe fn launch_async(
             arg_kind::PRESENT if slot.size == 0 => 0,
             arg_kind::PRESENT => {
                 // SAFETY: a lookup in the runtime's mapping table; it changes nothing.
-                let mapped =
-                    unsafe { sys::omp_get_mapped_ptr(slot.value.cast(), ordinal as c_int) };
+                let mapped = unsafe { sys::omp_get_mapped_ptr(slot.value.cast(), id as c_int) };
                 if mapped.is_null() {
                     return Err(Error::NotPresent { kernel });
                 }
@@ -201,7 +202,7 @@ pub unsafe fn launch_sync(
     if runtime_launches_only() {
         return Ok(false);
     }
-    let Some(ordinal) = cuda_ordinal(image, device) else { return Ok(false) };
+    let Some((_, ordinal)) = cuda_ordinal(image, device) else { return Ok(false) };
     // SAFETY: per the caller.
     if !unsafe { launch_async(image, device, kernel, grid, block, slots) }? {
         return Ok(false);
@@ -270,8 +271,8 @@ fn synchronize_device(device: i64) -> Result<(), Error> {
             Err(_) => return Ok(()),
         }
     };
-    match usize::try_from(device) {
-        Ok(ordinal) if ordinal < MAX_GPUS => synchronize_ordinal(ordinal),
+    match usize::try_from(device).ok().and_then(rt::gpu_ordinal) {
+        Some(ordinal) if ordinal < MAX_GPUS => synchronize_ordinal(ordinal),
         _ => Ok(()),
     }
 }

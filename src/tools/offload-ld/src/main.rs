@@ -41,10 +41,11 @@ fn run(args: &[String]) -> Result<()> {
         .context("creating a temporary folder")?;
     let inputs = inputs::sort(args, scratch.path())?;
     let object = scratch.path().join("offload-lowered.o");
-    let loaded_by_library =
-        !inputs.bitcode.is_empty() && lower_to_object(&inputs.bitcode, &config, &object)?;
+    if !inputs.bitcode.is_empty() {
+        lower_to_object(&inputs.bitcode, &config, &object)?;
+    }
     let lowered = start.elapsed();
-    link(&inputs, &object, &config, loaded_by_library)?;
+    link(&inputs, &object, &config)?;
     if config.verbose {
         eprintln!(
             "offload-ld: {:.0} ms to gather, lower and compile the bitcode, {:.0} ms to link",
@@ -55,9 +56,8 @@ fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Links every bitcode module into one, lowers it and writes `object`. Returns whether the
-/// program loads the runtime itself (it links the offload library's loader).
-fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> Result<bool> {
+/// Links every bitcode module into one, lowers it and writes `object`.
+fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> Result<()> {
     let cx = Context::create();
     let module = cx.create_module("offload-program");
     for bc in bitcode {
@@ -92,25 +92,22 @@ fn lower_to_object(bitcode: &[Bitcode], config: &LinkConfig, object: &Path) -> R
         );
     }
     images::check_kernels_defined(&report.kernels, &config.images)?;
-    // The runtime is loaded by the library at start-up, not by the dynamic loader (see `link`).
-    let loaded_by_library = offload_codegen::weaken_runtime_declarations(&module);
+    // The library loads the runtime and binds the program's calls to it (see `link`).
+    let bound = offload_codegen::bind_runtime_through_table(&module)?;
+    if config.verbose && bound > 0 {
+        eprintln!("offload-ld: {bound} runtime functions bound through the library's loader");
+    }
     if let Some(dir) = &config.save_temps {
         module
             .print_to_file(dir.join("offload-lowered.ll"))
             .map_err(|e| anyhow!("saving the lowered IR: {e}"))?;
     }
-    offload_codegen::write_object(&module, config.opt_level, object)?;
-    Ok(loaded_by_library)
+    offload_codegen::write_object(&module, config.opt_level, object)
 }
 
 /// Runs the C compiler driver with the original arguments, the lowered object in place of the
 /// bitcode, and the offload runtime.
-fn link(
-    inputs: &Inputs,
-    object: &Path,
-    config: &LinkConfig,
-    loaded_by_library: bool,
-) -> Result<()> {
+fn link(inputs: &Inputs, object: &Path, config: &LinkConfig) -> Result<()> {
     let runtime = &config.runtime_dir;
     for lib in ["libomptarget.so.19.1", "libomp.so.5"] {
         if !runtime.join(lib).exists() {
@@ -126,20 +123,18 @@ fn link(
         .iter()
         .map(|a| a.clone().unwrap_or_else(|| object.display().to_string()))
         .collect();
-    args.push(format!("-Wl,-rpath,{}", runtime.display()));
-    if loaded_by_library {
-        // The runtime is not a dependency the dynamic loader resolves: the library loads it
-        // (from the rpath's folder) before the first call and names the package when it is
-        // missing. Its functions are weak declarations bound on first use, hence `-z lazy`
-        // after rustc's `-z now`.
-        args.push("-Wl,-z,lazy".into());
-    } else {
-        args.extend([
-            format!("-L{}", runtime.display()),
-            "-l:libomptarget.so.19.1".into(),
-            "-l:libomp.so.5".into(),
-        ]);
-    }
+    // As needed: a program whose calls the library's loader binds (the lowering redirected them
+    // through its table) does not name the runtime as a dependency of the dynamic loader, so
+    // that a missing runtime is the library's message; one that does not link the library, or
+    // native code that calls the runtime, still does. The rpath is where the loader looks.
+    args.extend([
+        format!("-L{}", runtime.display()),
+        "-Wl,--push-state,--as-needed".into(),
+        "-l:libomptarget.so.19.1".into(),
+        "-l:libomp.so.5".into(),
+        "-Wl,--pop-state".into(),
+        format!("-Wl,-rpath,{}", runtime.display()),
+    ]);
     let mut cmd = Command::new(&config.cc);
     if inputs.via_response_file {
         // The line was too long for the system when rustc ran us: so it is for cc.

@@ -1,9 +1,14 @@
 //! saxpy over preloaded data: 2 copies in and 1 out, whatever the number of launches. On a GPU
 //! the launches run on the library's stream; `OFFLOAD_LAUNCH=runtime` sends them through
-//! libomptarget's `__tgt_target_kernel`, as lowered (the last run).
+//! libomptarget's `__tgt_target_kernel`, as lowered. The program reaches the runtime through the
+//! table its loader fills, so binding everything at start-up (`LD_BIND_NOW`) and another
+//! OpenMP runtime loaded first (GCC's libgomp, which also defines `omp_get_num_devices`) change
+//! nothing.
 //@ run: 1 => h2d=2 d2h=1
 //@ run: 7 => h2d=2 d2h=1
 //@ run: 7 => h2d=2 d2h=1 env=OFFLOAD_LAUNCH=runtime
+//@ run: 3 => h2d=2 d2h=1 env=LD_BIND_NOW=1
+//@ run: 3 => h2d=2 d2h=1 env=LD_PRELOAD=libgomp.so.1
 
 #[allow(dead_code)]
 #[path = "../kernels.rs"]
