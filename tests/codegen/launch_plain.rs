@@ -46,10 +46,15 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // with preloaded data, room on the device); values and present data are not checked.
 // CHECK: call void @{{.*}}check_mapped_slots{{.*}}(ptr {{.*}}, i64 noundef -1, ptr {{.*}}, i64 noundef 3)
 
-// Mapped arguments: the library's own launch path is not offered (it takes present data only).
-// CHECK-NOT: launch_sync
 // CHECK: [[X_LEN:%[^ ]+]] = inttoptr i64 %xs.1 to ptr
 // CHECK-NEXT: [[Y_LEN:%[^ ]+]] = inttoptr i64 %ys.1 to ptr
+
+// The library is offered the launch first (on a CUDA GPU it maps the plain arguments with the
+// runtime's begin mapper, runs the kernel on its stream and waits, then releases them, so that
+// a kernel that faults is an `offload::Error`); elsewhere it declines, and the lowered sequence
+// below runs.
+// CHECK: [[IMAGE:%[^ ]+]] = load ptr, ptr @__rust_offload_cuda_image
+// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr noundef [[IMAGE]], i64 noundef {{%[^,]+}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5, i32 noundef 4096, i32 noundef 256, ptr {{.*}}, i64 noundef 5)
 
 // 1. the argument arrays
 // CHECK: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 0

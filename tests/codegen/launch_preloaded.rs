@@ -6,9 +6,9 @@
 //! hold the host addresses and sizes, which the runtime finds present.
 //!
 //! Before the runtime's launch, the library is offered it (`launch_sync`, with the embedded
-//! cubin, null here): on a CUDA GPU it runs a launch of present data only on its own stream and
-//! waits, so that a kernel that faults is an `offload::Error`; elsewhere (the host-offload
-//! plugin, `OFFLOAD_LAUNCH=runtime`) it declines and `__tgt_target_kernel` launches.
+//! cubin, null here): on a CUDA GPU it runs the launch on its own stream and waits, so that a
+//! kernel that faults is an `offload::Error`; elsewhere (the host-offload plugin,
+//! `OFFLOAD_LAUNCH=runtime`) it declines and `__tgt_target_kernel` launches.
 //@ compile-flags: -Copt-level=3
 
 #![crate_type = "lib"]

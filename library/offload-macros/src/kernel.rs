@@ -250,15 +250,13 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 )),*])?;
                 // Kernels queued by `launch_async!` finish before the runtime touches the device.
                 #p::synchronize_pending(device)?;
-                // Present data and values only (the kinds are constants, so this folds): on a
-                // GPU the library's stream runs the kernel and waits for it, so that a kernel
-                // that faults is an `Error` (libomptarget 19 would end the process).
+                // On a GPU the library's stream runs the kernel and waits for it, so that a
+                // kernel that faults is an `Error` (libomptarget 19 would end the process).
                 let slots: &[#p::Slot] = &[#(#async_slots),*];
-                // SAFETY: checked present-only; `KernelArg`'s contract makes every `PRESENT`
-                // slot data a live guard keeps mapped, and the slots are the kernel's, in order.
-                if #p::present_only(slots)
-                    && unsafe { #p::launch_sync(#p::cuda_image(), device, #symbol, grid, block, slots) }?
-                {
+                // SAFETY: `KernelArg`'s contract: every `PRESENT` slot is data a live guard
+                // keeps mapped, every mapped slot a borrow that lasts this call; the slots are
+                // the kernel's, in order.
+                if unsafe { #p::launch_sync(#p::cuda_image(), device, #symbol, grid, block, slots) }? {
                     return ::core::result::Result::Ok(());
                 }
                 // SAFETY: every borrow passed lives until the call returns, and the kinds

@@ -25,7 +25,7 @@ use std::ffi::CString;
 use std::sync::{Mutex, OnceLock};
 
 use crate::cuda::{self, Api, CuContext, CuFunction, CuModule, CuStream};
-use crate::intrinsics::arg_kind;
+use crate::intrinsics::{self, arg_kind, preload_kind};
 use crate::{Error, rt, sys};
 
 /// GPUs an asynchronous launch can use; launches on others run synchronously.
@@ -176,21 +176,20 @@ pub unsafe fn launch_async(
     Ok(true)
 }
 
-/// Whether every slot is present data or a value: the launches [`launch_sync`] can run.
-#[inline(always)]
-pub fn present_only(slots: &[Slot]) -> bool {
-    slots.iter().all(|s| s.kind == arg_kind::PRESENT || s.kind == arg_kind::LITERAL)
-}
-
-/// A synchronous launch of present data on `device`'s GPU through the library's stream: the
-/// kernel is enqueued as [`launch_async`] enqueues it, then the stream is waited for, so a
-/// kernel that faults is [`Error::Cuda`] here (and at every later wait: the driver keeps the
-/// error) instead of libomptarget 19 ending the process. `Ok(false)` when the device is not a
-/// CUDA GPU, or `OFFLOAD_LAUNCH=runtime` asks for libomptarget's `__tgt_target_kernel`
-/// always: the caller launches through the runtime then.
+/// A synchronous launch through the library's stream on `device`'s GPU, so that a kernel that
+/// faults is [`Error::Cuda`] here (and at every later wait: the driver keeps the error) instead
+/// of libomptarget 19 ending the process. Arguments mapped around the launch (plain `&T` and
+/// `&mut T`) are mapped by the runtime's begin mapper first, as the lowering maps them (TO and
+/// ALWAYS), and released after (`&mut T` copied back: FROM and ALWAYS); present data and values
+/// pass as they are. The kernel is enqueued as [`launch_async`] enqueues it, then waited for.
+/// After a fault the mappings are left as they are: the GPU's context is lost, and the runtime
+/// would end the process on the copy back. `Ok(false)` when the device is not a CUDA GPU, or
+/// `OFFLOAD_LAUNCH=runtime` asks for libomptarget's `__tgt_target_kernel` always: the caller
+/// launches through the runtime then.
 ///
 /// # Safety
-/// As [`launch_async`].
+/// As [`launch_async`], except that slots may also be `MAP_TO`/`MAP_TO_FROM` data borrowed
+/// for the whole call.
 pub unsafe fn launch_sync(
     image: CudaImage,
     device: i64,
@@ -203,12 +202,63 @@ pub unsafe fn launch_sync(
         return Ok(false);
     }
     let Some((_, ordinal)) = cuda_ordinal(image, device) else { return Ok(false) };
-    // SAFETY: per the caller.
-    if !unsafe { launch_async(image, device, kernel, grid, block, slots) }? {
-        return Ok(false);
+    let by_launch = |s: &Slot| s.kind == arg_kind::MAP_TO || s.kind == arg_kind::MAP_TO_FROM;
+    // Empty data is not mapped (it reaches the kernel as a null, dangling-free reference).
+    let mapped = |s: &Slot| by_launch(s) && s.size > 0;
+    for slot in slots.iter().filter(|s| mapped(s)) {
+        // SAFETY: the caller's borrow of the data lasts the whole call.
+        unsafe { map_around::<{ preload_kind::READ_WRITE }>(device, slot) };
     }
-    synchronize_ordinal(ordinal)?;
-    Ok(true)
+    let present: Vec<Slot> = slots
+        .iter()
+        .map(|s| if by_launch(s) { Slot { kind: arg_kind::PRESENT, ..*s } } else { *s })
+        .collect();
+    // SAFETY: per the caller, and the mapped slots are present until released below.
+    let enqueued = unsafe { launch_async(image, device, kernel, grid, block, &present) };
+    let result = match enqueued {
+        Ok(_) => match synchronize_ordinal(ordinal) {
+            Ok(()) => Ok(true),
+            // The kernel faulted: nothing more may reach the runtime for this GPU's data.
+            Err(fault) => return Err(fault),
+        },
+        // Not launched (the module or the kernel could not be loaded): the mappings go.
+        Err(e) => Err(e),
+    };
+    for slot in slots.iter().filter(|s| mapped(s)).rev() {
+        // SAFETY: mapped above with the same range; the kernel has finished.
+        unsafe {
+            if slot.kind == arg_kind::MAP_TO_FROM {
+                release_around::<{ preload_kind::READ_WRITE }>(device, slot);
+            } else {
+                release_around::<{ preload_kind::READ }>(device, slot);
+            }
+        }
+    }
+    result
+}
+
+// The marker calls of `launch_sync`, one function per kind: the lowering needs each kind as a
+// constant operand, and two calls in the branches of one function would be merged into one
+// call of a selected kind.
+
+/// The begin mapper of a slot mapped around a launch.
+///
+/// # Safety
+/// The slot's data must stay borrowed until [`release_around`].
+#[inline(never)]
+unsafe fn map_around<const KIND: i64>(device: i64, slot: &Slot) {
+    // SAFETY: per the caller.
+    unsafe { intrinsics::preload(device, slot.value, slot.size, KIND) };
+}
+
+/// The end mapper of a slot mapped by [`map_around`].
+///
+/// # Safety
+/// The slot must have been mapped by [`map_around`], and no kernel may still use it.
+#[inline(never)]
+unsafe fn release_around<const KIND: i64>(device: i64, slot: &Slot) {
+    // SAFETY: per the caller.
+    unsafe { intrinsics::release(device, slot.value, slot.size, KIND) };
 }
 
 /// `OFFLOAD_LAUNCH=runtime`: every synchronous launch goes through libomptarget's
