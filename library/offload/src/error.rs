@@ -11,8 +11,9 @@ pub enum Error {
     /// Pinned host memory could not be allocated (`HostBuffer`). (A mapping the runtime cannot
     /// make ends the process in libomptarget 19: its mapper entry points return nothing.)
     MapFailed { bytes: usize },
-    /// `__tgt_target_kernel` returned a failure status for this kernel. (libomptarget 19 ends
-    /// the process itself when a kernel faults, under any offload policy with a device.)
+    /// `__tgt_target_kernel` returned a failure status for this kernel (the runtime's launch: the
+    /// host-offload plugin, or `OFFLOAD_LAUNCH=runtime`). libomptarget 19 ends the process itself
+    /// when a kernel faults there; on a GPU the library launches, and a fault is [`Error::Cuda`].
     LaunchFailed { kernel: &'static str, status: i32 },
     /// A preload that partly overlaps, or encloses, data already preloaded on its device: the
     /// runtime cannot map it (libomptarget 19 would end the process).
