@@ -58,6 +58,17 @@ pub fn bind_runtime_through_table(module: &Module<'_>) -> Result<usize> {
     let declarations: Vec<FunctionValue> = module
         .get_functions()
         .filter(|f| f.count_basic_blocks() == 0 && !f.get_type().is_var_arg())
+        // A trampoline forwards plain values: a parameter passed in memory (`byval`, `sret`,
+        // `inalloca`) stays with the dynamic loader.
+        .filter(|f| {
+            (0..f.count_params()).all(|i| {
+                ["byval", "sret", "inalloca", "preallocated"].iter().all(|a| {
+                    let kind = inkwell::attributes::Attribute::get_named_enum_kind_id(a);
+                    f.get_enum_attribute(inkwell::attributes::AttributeLoc::Param(i), kind)
+                        .is_none()
+                })
+            })
+        })
         .filter(|f| {
             let name = f.get_name().to_bytes();
             RUNTIME_PREFIXES.iter().any(|p| name.starts_with(p.as_bytes()))
@@ -94,6 +105,7 @@ pub fn bind_runtime_through_table(module: &Module<'_>) -> Result<usize> {
         let fn_ty = declaration.get_type();
         let trampoline =
             module.add_function(&format!("{name}.offload_rt"), fn_ty, Some(Linkage::Internal));
+        trampoline.set_call_conventions(declaration.get_call_conventions());
         b.position_at_end(cx.append_basic_block(trampoline, "entry"));
         // SAFETY: the indices are within the table's type.
         let slot = unsafe {
@@ -109,6 +121,7 @@ pub fn bind_runtime_through_table(module: &Module<'_>) -> Result<usize> {
             trampoline.get_param_iter().map(Into::into).collect();
         let call = b.build_indirect_call(fn_ty, target, &args, "")?;
         call.set_tail_call(true);
+        call.set_call_convention(declaration.get_call_conventions());
         match call.try_as_basic_value().basic() {
             Some(value) => b.build_return(Some(&value))?,
             None => b.build_return(None)?,

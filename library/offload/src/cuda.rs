@@ -1,5 +1,5 @@
-//! The CUDA driver API, loaded with `dlopen("libcuda.so")` (as libomptarget 19 loads it, then
-//! `libcuda.so.1`) once per process: the one place the
+//! The CUDA driver API, loaded with `dlopen("libcuda.so")` (as libomptarget 19 loads it) once
+//! per process: the one place the
 //! library calls the driver directly (device names, and the streams of `launch_async!`).
 //!
 //! Raw entry points live in [`Api`] (looked up by their documented names); the methods below are
@@ -88,11 +88,9 @@ pub(crate) fn api() -> Option<&'static Api> {
 unsafe fn load() -> Option<Api> {
     // SAFETY (of every call here): see `api`.
     unsafe {
-        // The name libomptarget 19 loads first, then the versioned one.
-        let mut lib = sys::dlopen(c"libcuda.so".as_ptr(), sys::RTLD_LAZY);
-        if lib.is_null() {
-            lib = sys::dlopen(c"libcuda.so.1".as_ptr(), sys::RTLD_LAZY);
-        }
+        // The one name libomptarget 19's CUDA plugin loads: where it finds no driver, the
+        // library must not see GPUs either, or it would number devices the runtime does not.
+        let lib = sys::dlopen(c"libcuda.so".as_ptr(), sys::RTLD_LAZY);
         if lib.is_null() {
             return None;
         }

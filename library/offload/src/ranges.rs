@@ -64,8 +64,9 @@ pub(crate) fn acquire(device: i64, start: usize, bytes: usize) -> Result<(), Err
 }
 
 /// Checks the data a launch maps around itself (`(start, bytes)` of each plain `&T`/`&mut T`
-/// argument) as [`acquire`] checks a preload, without recording it: every range inside a live
-/// one or disjoint from all, and the new ones fitting in the device's memory together.
+/// argument, in order) as [`acquire`] checks a preload, without recording it: every range
+/// inside a live one or disjoint from all, inside an earlier argument it overlaps, and the new
+/// ones fitting in the device's memory together.
 pub(crate) fn check_launch(
     device: i64,
     ranges: impl Iterator<Item = (usize, usize)>,
@@ -73,8 +74,19 @@ pub(crate) fn check_launch(
     let device = device_key(device);
     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let mut new = 0usize;
+    // The launch maps its arguments in order: a later one must lie inside an earlier one it
+    // overlaps (then it is present), or the runtime ends the process.
+    let mut earlier: Vec<(usize, usize)> = Vec::new();
     for (start, bytes) in ranges {
-        if standing(&live, device, start, bytes)? == Standing::New {
+        let end = start + bytes;
+        for &(s, e) in &earlier {
+            if s < end && start < e && !(s <= start && end <= e) {
+                return Err(Error::OverlapsMapped { bytes });
+            }
+        }
+        let inside_earlier = earlier.iter().any(|&(s, e)| s <= start && end <= e);
+        earlier.push((start, end));
+        if standing(&live, device, start, bytes)? == Standing::New && !inside_earlier {
             new = new.saturating_add(bytes);
         }
     }

@@ -215,15 +215,14 @@ pub unsafe fn launch_sync(
         .collect();
     // SAFETY: per the caller, and the mapped slots are present until released below.
     let enqueued = unsafe { launch_async(image, device, kernel, grid, block, &present) };
-    let result = match enqueued {
-        Ok(_) => match synchronize_ordinal(ordinal) {
-            Ok(()) => Ok(true),
-            // The kernel faulted: nothing more may reach the runtime for this GPU's data.
-            Err(fault) => return Err(fault),
-        },
-        // Not launched (the module or the kernel could not be loaded): the mappings go.
-        Err(e) => Err(e),
-    };
+    // Whatever the enqueue said, wait for the stream before the mappings go: a failure after
+    // the driver took the kernel (restoring the context) must not free its memory under it.
+    // A failed wait means the GPU's context is lost (this kernel or an earlier one faulted):
+    // nothing more may reach the runtime for this data, whose copy back would end the process.
+    synchronize_ordinal(ordinal)?;
+    // Launched and finished, or not launched (the module or the kernel could not be loaded):
+    // either way the mappings go.
+    let result = enqueued;
     for slot in slots.iter().filter(|s| mapped(s)).rev() {
         // SAFETY: mapped above with the same range; the kernel has finished.
         unsafe {

@@ -48,3 +48,12 @@ pub fn scalars_only(a: f32, b: u64, c: i32) {
 pub fn write_at(y: &mut [u32], i: u32) {
     y[i as usize] = 1;
 }
+
+/// `y = a + b`, from two slices read through shared references.
+#[offload::kernel]
+pub fn add(a: &[f32], b: &[f32], y: &mut [f32]) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] = a[i] + b[i];
+    }
+}

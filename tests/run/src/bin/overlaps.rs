@@ -2,7 +2,7 @@
 //! instead of the runtime ending the process; a range inside preloaded data is present (no
 //! copy), a disjoint one maps as usual, and once the preloads are gone the larger range maps.
 //! The plain `&T`/`&mut T` arguments of `launch!` are checked the same way.
-//@ run: => h2d=8 d2h=3
+//@ run: => h2d=11 d2h=4
 
 use offload::Error;
 
@@ -35,6 +35,15 @@ fn main() {
         offload::launch!(kernels::saxpy, 1, 32, (1.0f32, &xs[40..48], &mut ys[..])).unwrap();
         drop((inside, disjoint, middle));
     }
+    // A launch's own plain arguments: a later one may lie inside an earlier one (it is then
+    // present: 3 in, 1 out), not partly over it or around it.
+    let mut zs = vec![0.0f32; 8];
+    let e = offload::launch!(kernels::add, 1, 32, (&xs[0..8], &xs[4..12], &mut zs[..]));
+    assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{e:?}");
+    let e = offload::launch!(kernels::add, 1, 32, (&xs[2..6], &xs[0..8], &mut zs[..4]));
+    assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{e:?}");
+    offload::launch!(kernels::add, 1, 32, (&xs[0..8], &xs[2..6], &mut zs[..4])).unwrap();
+    assert_eq!(zs, [2.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0]);
     assert_eq!(ys, [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1.0]);
     let all = offload::try_preload(&xs[..]).expect("nothing is preloaded any more"); // 1 in
     drop(all);
