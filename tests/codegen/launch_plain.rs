@@ -40,14 +40,14 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // The geometry the library checked (4096 blocks of 256 threads: 256 << 32 | 4096), and the
 // slots' values.
 // CHECK: [[X_BYTES:%[0-9]+]] = shl nuw nsw i64 %xs.1, 2
+// CHECK-NEXT: [[X_LEN:%[^ ]+]] = inttoptr i64 %xs.1 to ptr
 // CHECK-NEXT: [[Y_BYTES:%[0-9]+]] = shl nuw nsw i64 %ys.1, 2
-
-// Before the runtime sees them, the library checks the two mapped ranges (no partial overlap
-// with preloaded data, room on the device); values and present data are not checked.
-// CHECK: call void @{{.*}}check_mapped_slots{{.*}}(ptr {{.*}}, i64 noundef -1, ptr {{.*}}, i64 noundef 3)
-
-// CHECK: [[X_LEN:%[^ ]+]] = inttoptr i64 %xs.1 to ptr
 // CHECK-NEXT: [[Y_LEN:%[^ ]+]] = inttoptr i64 %ys.1 to ptr
+
+// Before the runtime sees them, the library checks the mapped ranges among the five argument
+// slots (no partial overlap with preloaded data or each other, room on the device); values and
+// present data are not checked.
+// CHECK: call void @{{.*}}check_mapped_slots{{.*}}(ptr {{.*}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5)
 
 // The library is offered the launch first (on a CUDA GPU it maps the plain arguments with the
 // runtime's begin mapper, runs the kernel on its stream and waits, then releases them, so that

@@ -184,8 +184,9 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
     let mut args = Vec::new();
     let mut marker_params = Vec::new();
     let mut marker_args = Vec::new();
-    // The parameter slots again, as the `Slot`s of an asynchronous launch (no geometry slot).
-    let mut async_slots = Vec::new();
+    // The parameter slots again, as the `Slot`s the library checks and launches (no geometry
+    // slot).
+    let mut launch_slots = Vec::new();
     let mut slot = 0usize;
     let mut push_slot = |kind: TokenStream, value: TokenStream, size: TokenStream| {
         let (k, v, s) =
@@ -193,7 +194,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
         marker_params.push(quote!(#k: i64, #v: *const u8, #s: i64));
         marker_args.push(quote!(#kind, #value, #size));
         if slot > 0 {
-            async_slots.push(quote!(#p::Slot { kind: #kind, value: #value, size: #size }));
+            launch_slots.push(quote!(#p::Slot { kind: #kind, value: #value, size: #size }));
         }
         slot += 1;
     };
@@ -243,16 +244,24 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 #p::require_device()?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
-                #p::check_mapped(device, &[#((
-                    <#tys as ::offload::KernelArg<#shapes>>::KIND,
-                    ::offload::KernelArg::<#shapes>::address(&#arg_names),
-                    ::offload::KernelArg::<#shapes>::size(&#arg_names),
-                )),*])?;
+                __offload_run(device, grid, block, #(#arg_names),*)
+            }
+
+            /// A checked launch, synchronous: on a GPU through the library's stream, else
+            /// through the runtime.
+            #[inline(always)]
+            fn __offload_run<#(#generics),*>(
+                device: i64,
+                grid: i32,
+                block: i32,
+                #(#arg_names: #tys),*
+            ) -> ::core::result::Result<(), ::offload::Error> {
+                let slots: &[#p::Slot] = &[#(#launch_slots),*];
+                #p::check_mapped(device, slots)?;
                 // Kernels queued by `launch_async!` finish before the runtime touches the device.
                 #p::synchronize_pending(device)?;
                 // On a GPU the library's stream runs the kernel and waits for it, so that a
                 // kernel that faults is an `Error` (libomptarget 19 would end the process).
-                let slots: &[#p::Slot] = &[#(#async_slots),*];
                 // SAFETY: `KernelArg`'s contract: every `PRESENT` slot is data a live guard
                 // keeps mapped, every mapped slot a borrow that lasts this call; the slots are
                 // the kernel's, in order.
@@ -275,18 +284,17 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> {
                 #p::require_device()?;
-                let (grid, block): (::offload::Dim, ::offload::Dim) = (grid.into(), block.into());
+                let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
+                #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 {
-                    let (grid, block) = #p::geometry(#symbol, grid, block)?;
-                    #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
-                    let slots: &[#p::Slot] = &[#(#async_slots),*];
+                    let slots: &[#p::Slot] = &[#(#launch_slots),*];
                     // SAFETY: `PresentArg` admits present data kept mapped by live guards and
                     // scalars only, and the slots are the kernel's, in order.
                     if unsafe { #p::launch_async(#p::cuda_image(), device, #symbol, grid, block, slots) }? {
                         return ::core::result::Result::Ok(());
                     }
                 }
-                __offload_launch(device, grid, block, #(#arg_names),*)
+                __offload_run(device, grid, block, #(#arg_names),*)
             }
         }
     }

@@ -47,6 +47,13 @@ pub mod arg_kind {
     pub const MAP_TO_FROM: i64 = 2;
     /// A `Preload`/`PreloadMut`: already on the device, passed without copies.
     pub const PRESENT: i64 = 3;
+
+    /// Whether a slot of this kind is data the launch maps around itself (`MAP_TO`,
+    /// `MAP_TO_FROM`).
+    #[inline(always)]
+    pub const fn mapped_by_launch(kind: i64) -> bool {
+        kind == MAP_TO || kind == MAP_TO_FROM
+    }
 }
 
 #[cfg(not(offload_device))]

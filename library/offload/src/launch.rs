@@ -5,6 +5,7 @@
 //! (address, then length). The argument's type decides how the address slot is mapped.
 
 use crate::intrinsics::arg_kind;
+use crate::stream::Slot;
 use crate::view::{PresentSlice, PresentSliceMut};
 use crate::{DeviceCopy, Error, Preload, PreloadMut};
 
@@ -280,32 +281,26 @@ pub fn check_devices(kernel: &'static str, device: i64, arguments: &[i64]) -> Re
     Ok(())
 }
 
-/// Checks the data a launch maps around itself (its plain `&T`/`&mut T` arguments: `(kind,
-/// address, bytes)` of every argument slot) before the runtime sees it: a range that partly
-/// overlaps preloaded data is [`Error::OverlapsMapped`], and new data the device has no room
-/// for is [`Error::OutOfMemory`]; libomptarget 19 would end the process on either. With only
-/// present data and values (the kinds are constants) this folds away.
+/// Checks the data a launch maps around itself (the slots of its plain `&T`/`&mut T`
+/// arguments) before the runtime sees it: a range that partly overlaps preloaded data, or an
+/// earlier argument, is [`Error::OverlapsMapped`], and new data the device has no room for is
+/// [`Error::OutOfMemory`]; libomptarget 19 would end the process on either. With only present
+/// data and values (the kinds are constants) this folds away.
 #[inline(always)]
-pub fn check_mapped(device: i64, slots: &[(i64, *const u8, i64)]) -> Result<(), Error> {
-    if slots.iter().any(|&(kind, _, bytes)| is_mapped(kind) && bytes > 0) {
-        check_mapped_slots(device, slots)
-    } else {
-        Ok(())
-    }
+pub fn check_mapped(device: i64, slots: &[Slot]) -> Result<(), Error> {
+    if slots.iter().any(mapped) { check_mapped_slots(device, slots) } else { Ok(()) }
 }
 
-/// Whether a slot of this kind is mapped by the launch itself.
+/// A non-empty slot the launch maps around itself (empty data is not mapped: it reaches the
+/// kernel as a null, dangling-free reference).
 #[inline(always)]
-fn is_mapped(kind: i64) -> bool {
-    kind == arg_kind::MAP_TO || kind == arg_kind::MAP_TO_FROM
+pub(crate) fn mapped(slot: &Slot) -> bool {
+    arg_kind::mapped_by_launch(slot.kind) && slot.size > 0
 }
 
 #[inline(never)]
-fn check_mapped_slots(device: i64, slots: &[(i64, *const u8, i64)]) -> Result<(), Error> {
-    let ranges = slots
-        .iter()
-        .filter(|&&(kind, _, bytes)| is_mapped(kind) && bytes > 0)
-        .map(|&(_, address, bytes)| (address as usize, bytes as usize));
+fn check_mapped_slots(device: i64, slots: &[Slot]) -> Result<(), Error> {
+    let ranges = slots.iter().filter(|s| mapped(s)).map(|s| (s.value as usize, s.size as usize));
     crate::ranges::check_launch(device, ranges)
 }
 

@@ -202,16 +202,20 @@ pub unsafe fn launch_sync(
         return Ok(false);
     }
     let Some((_, ordinal)) = cuda_ordinal(image, device) else { return Ok(false) };
-    let by_launch = |s: &Slot| s.kind == arg_kind::MAP_TO || s.kind == arg_kind::MAP_TO_FROM;
-    // Empty data is not mapped (it reaches the kernel as a null, dangling-free reference).
-    let mapped = |s: &Slot| by_launch(s) && s.size > 0;
+    let mapped = crate::launch::mapped;
     for slot in slots.iter().filter(|s| mapped(s)) {
         // SAFETY: the caller's borrow of the data lasts the whole call.
         unsafe { map_around::<{ preload_kind::READ_WRITE }>(device, slot) };
     }
     let present: Vec<Slot> = slots
         .iter()
-        .map(|s| if by_launch(s) { Slot { kind: arg_kind::PRESENT, ..*s } } else { *s })
+        .map(|s| {
+            if arg_kind::mapped_by_launch(s.kind) {
+                Slot { kind: arg_kind::PRESENT, ..*s }
+            } else {
+                *s
+            }
+        })
         .collect();
     // SAFETY: per the caller, and the mapped slots are present until released below.
     let enqueued = unsafe { launch_async(image, device, kernel, grid, block, &present) };
