@@ -174,9 +174,16 @@ impl Api {
         Some((u32::try_from(major).ok()?, u32::try_from(minor).ok()?))
     }
 
-    /// The primary context of GPU `ordinal`, retained (never released: it lives as long as the
-    /// process, as libomptarget's does).
+    /// The primary context of GPU `ordinal`, retained once per process (never released: it
+    /// lives as long as the process, as libomptarget's does) and kept for later calls.
     pub(crate) fn primary_context(&self, ordinal: c_int) -> Result<CuContext, Error> {
+        /// Retained contexts by ordinal, as addresses (driver handles may be used from any
+        /// thread); a failed retain is not kept, so a later call tries again.
+        static RETAINED: [OnceLock<usize>; 64] = [const { OnceLock::new() }; 64];
+        let slot = usize::try_from(ordinal).ok().and_then(|o| RETAINED.get(o));
+        if let Some(&context) = slot.and_then(OnceLock::get) {
+            return Ok(context as CuContext);
+        }
         let (mut device, mut context) = (0, core::ptr::null_mut());
         // SAFETY: the driver writes one handle each.
         unsafe {
@@ -186,7 +193,7 @@ impl Api {
                 (self.primary_ctx_retain)(&mut context, device),
             )?;
         }
-        Ok(context)
+        Ok(slot.map_or(context, |slot| *slot.get_or_init(|| context as usize) as CuContext))
     }
 
     /// Gives GPU `ordinal`'s primary context the wait mode `sched` (a `CU_CTX_SCHED_*`) and

@@ -8,17 +8,13 @@
 //! is advisory under races: another thread or process may take the memory in between.
 
 use core::ffi::c_int;
-use std::sync::OnceLock;
 
-use crate::cuda::{self, CuContext};
+use crate::cuda;
 use crate::{Error, rt};
 
 /// Bytes left to the driver and the runtime on a GPU: allocations are rounded up to pages, and
 /// the runtime keeps its own pools.
 pub(crate) const GPU_RESERVE: usize = 64 << 20;
-
-/// GPUs whose free memory can be asked; later ones are not checked.
-const MAX_GPUS: usize = 64;
 
 /// Refuses a new mapping of `bytes` on `device` (a runtime device number, -1 for the default)
 /// that the device has no room for.
@@ -41,21 +37,12 @@ fn available(device: i64) -> Option<usize> {
     }
 }
 
-/// Free and total bytes of GPU `ordinal`'s memory, from the CUDA driver.
+/// Free and total bytes of GPU `ordinal`'s memory, from the CUDA driver, asked in the GPU's
+/// primary context (the one the runtime allocates in).
 pub(crate) fn gpu_memory(ordinal: usize) -> Option<(usize, usize)> {
-    /// Each GPU's primary context (the one the runtime allocates in), retained once.
-    struct Context(CuContext);
-    // SAFETY: driver contexts may be made current on any thread.
-    unsafe impl Send for Context {}
-    unsafe impl Sync for Context {}
-    static CONTEXTS: [OnceLock<Option<Context>>; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
-
     let api = cuda::api()?;
-    let context = CONTEXTS
-        .get(ordinal)?
-        .get_or_init(|| api.primary_context(ordinal as c_int).ok().map(Context))
-        .as_ref()?;
-    api.with_context(context.0, || api.memory_info()).ok()
+    let context = api.primary_context(c_int::try_from(ordinal).ok()?).ok()?;
+    api.with_context(context, || api.memory_info()).ok()
 }
 
 /// The host's memory and swap together: more than that cannot be allocated at all.
