@@ -13,6 +13,10 @@ pub(crate) const DEFAULT_DEVICE: i64 = -1;
 /// The source stays shared-borrowed while this lives, so the host can read it but not change
 /// it: the two copies cannot drift apart. Dropping it releases the device copy without copying
 /// anything back.
+///
+/// A `Preload` of data inside data that live `Preload`s already hold on the same device shares
+/// their device copy, and costs neither a copy nor a runtime call: the copy stays on the device
+/// until the last of them is dropped, whichever that is.
 #[must_use = "dropping a Preload releases the device copy at once"]
 pub struct Preload<'a, T: ?Sized> {
     data: &'a T,
@@ -79,7 +83,8 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
     Ok(PreloadMut { data, device, _borrow: PhantomData })
 }
 
-/// The begin mapper of one preload.
+/// The begin mapper of one preload, unless [`ranges`] counts it against a reference the
+/// runtime already holds (a `Preload` of data inside live `Preload`s' data).
 ///
 /// LLVM 19's mapper entry points return nothing: a mapping the runtime cannot make ends the
 /// process under `OMP_TARGET_OFFLOAD=MANDATORY` or `DEFAULT`, and with offloading disabled
@@ -93,21 +98,28 @@ fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<(),
         // Nothing to copy: the runtime is not asked to map an empty range.
         return Ok(());
     }
-    ranges::acquire(device, ptr as usize, bytes)?;
-    // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it lives.
-    unsafe { intrinsics::preload(device, ptr, bytes as i64, KIND) };
+    let write = KIND == preload_kind::READ_WRITE;
+    if let ranges::Step::Runtime(settle) = ranges::acquire(device, ptr as usize, bytes, write)? {
+        // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it lives.
+        unsafe { intrinsics::preload(device, ptr, bytes as i64, KIND) };
+        ranges::settle(settle);
+    }
     Ok(())
 }
 
-/// The end ("return") mapper of one preload.
+/// The end ("return") mapper of one preload, unless [`ranges`] only counts it.
 #[inline(always)]
 fn unmap<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) {
-    // Kernels queued on the library's stream finish before the copy back and the release.
-    stream::synchronize_pending_or_exit(device);
-    if bytes != 0 {
+    if bytes == 0 {
+        return;
+    }
+    let write = KIND == preload_kind::READ_WRITE;
+    if let ranges::Step::Runtime(settle) = ranges::release(device, ptr as usize, bytes, write) {
+        // Kernels queued on the library's stream finish before the copy back and the release.
+        stream::synchronize_pending_or_exit(device);
         // SAFETY: the range was mapped by `map` with the same kind and is still borrowed.
         unsafe { intrinsics::release(device, ptr, bytes as i64, KIND) };
-        ranges::release(device, ptr as usize, bytes);
+        ranges::settle(settle);
     }
 }
 

@@ -1,15 +1,235 @@
-//! The ranges live guards keep mapped, so that a preload the runtime would refuse by ending the
-//! process (a range that partly overlaps a mapping, or encloses one: libomptarget 19's "explicit
-//! extension") is an `Error` instead.
+//! The device data live guards keep mapped, recorded as the runtime's mappings ("roots"), so
+//! that
+//! - a preload the runtime would refuse by ending the process (a range that partly overlaps a
+//!   mapping, or encloses one: libomptarget 19's "explicit extension") is an `Error` instead;
+//! - a `Preload` of data already on the device (inside a root that live `Preload`s hold) is
+//!   counted here and costs no runtime call. libomptarget 19 would take a stream, wait there for
+//!   the event of the root's first copy and synchronise it, on every such mapping; the
+//!   `Preload`s of a root hold one runtime reference together instead. A `PreloadMut` still
+//!   maps through the runtime each time: it copies ALWAYS, both ways.
+//!
+//! A root is mapped, and its last reference released, with the record marked busy: a guard of
+//! overlapping data on another thread waits for that runtime call rather than racing it.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::{Error, memory};
 
-/// `(device, start, end) -> guards` of every range a guard mapped and has not released. A
-/// leaked guard's range stays, as its mapping does in the runtime.
-static LIVE: Mutex<BTreeMap<(i64, usize, usize), usize>> = Mutex::new(BTreeMap::new());
+/// `(device, start, end)` of a root.
+type Key = (i64, usize, usize);
+
+/// One runtime mapping that live guards hold.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Root {
+    /// Live `Preload`s inside it; while there is one, they hold one runtime reference together.
+    readers: usize,
+    /// Live `PreloadMut`s inside it, one runtime reference each.
+    writers: usize,
+    /// A begin mapper others depend on is running: the root's first, or the readers' reference.
+    pending: bool,
+    /// Its last reference is being released.
+    releasing: bool,
+}
+
+/// What a guard's preload or release does after the record is updated.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Nothing: the record counted the guard against a reference the runtime already holds.
+    Counted,
+    /// Call the runtime's mapper, then [`settle`] with this.
+    Runtime(Settle),
+}
+
+/// What the record learns once the runtime call of a [`Step::Runtime`] has returned.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Settle {
+    /// Nothing waits on this call.
+    Nothing,
+    /// The root's mapping (or its readers' reference) exists now.
+    Mapped(Key),
+    /// The root's last reference is gone.
+    Released(Key),
+}
+
+/// The roots of every device. A leaked guard's root stays, as its mapping does in the runtime.
+#[derive(Debug, Default)]
+struct Registry {
+    roots: BTreeMap<Key, Root>,
+}
+
+/// Where a range stands against the roots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Standing {
+    /// Inside this root: the runtime finds it present and allocates nothing.
+    Present(Key),
+    /// Disjoint from all of them: the runtime allocates it.
+    New,
+    /// It overlaps a root another thread is mapping or releasing: wait for that.
+    Busy,
+}
+
+impl Registry {
+    /// Where `start..start + bytes` on `device` stands, or [`Error::OverlapsMapped`] when the
+    /// runtime cannot map it (it partly overlaps a root, or encloses one).
+    fn standing(&self, device: i64, start: usize, bytes: usize) -> Result<Standing, Error> {
+        let end = start + bytes;
+        let mut inside = None;
+        let mut outside = false;
+        // Roots are disjoint: walking down from the last one starting before `end`, the first
+        // that ends at or before `start` closes the search.
+        let candidates = self.roots.range((device, 0, 0)..(device, end, 0)).rev();
+        for (&key, root) in candidates.take_while(|&(&(_, _, e), _)| e > start) {
+            if root.pending || root.releasing {
+                return Ok(Standing::Busy);
+            }
+            if key.1 <= start && end <= key.2 {
+                inside = Some(key);
+            } else {
+                outside = true;
+            }
+        }
+        match (inside, outside) {
+            (_, true) => Err(Error::OverlapsMapped { bytes }),
+            (Some(key), false) => Ok(Standing::Present(key)),
+            (None, false) => Ok(Standing::New),
+        }
+    }
+
+    /// The record's side of a guard's preload; `None`: wait and try again. `room` refuses new
+    /// data the device cannot hold.
+    fn acquire(
+        &mut self,
+        device: i64,
+        start: usize,
+        bytes: usize,
+        write: bool,
+        room: impl FnOnce(usize) -> Result<(), Error>,
+    ) -> Result<Option<Step>, Error> {
+        let key = match self.standing(device, start, bytes)? {
+            Standing::Busy => return Ok(None),
+            Standing::New => {
+                room(bytes)?;
+                let key = (device, start, start + bytes);
+                let root = Root {
+                    readers: usize::from(!write),
+                    writers: usize::from(write),
+                    pending: true,
+                    releasing: false,
+                };
+                self.roots.insert(key, root);
+                return Ok(Some(Step::Runtime(Settle::Mapped(key))));
+            }
+            Standing::Present(key) => key,
+        };
+        let root = self.roots.get_mut(&key).expect("standing found it");
+        Ok(Some(if write {
+            root.writers += 1;
+            Step::Runtime(Settle::Nothing)
+        } else if root.readers > 0 {
+            root.readers += 1;
+            Step::Counted
+        } else {
+            // Only `PreloadMut`s hold the root: the readers take their own reference.
+            root.readers = 1;
+            root.pending = true;
+            Step::Runtime(Settle::Mapped(key))
+        }))
+    }
+
+    /// The record's side of a guard's release; `None`: wait and try again.
+    fn release(&mut self, device: i64, start: usize, bytes: usize, write: bool) -> Option<Step> {
+        let end = start + bytes;
+        let found = self
+            .roots
+            .range_mut((device, 0, 0)..(device, end, 0))
+            .next_back()
+            .filter(|&(&(_, s, e), _)| s <= start && end <= e);
+        let Some((&key, root)) = found else {
+            // Not recorded (the record and the guards disagree): the runtime decides.
+            return Some(Step::Runtime(Settle::Nothing));
+        };
+        if root.pending || root.releasing {
+            return None;
+        }
+        if write {
+            root.writers = root.writers.saturating_sub(1);
+        } else {
+            root.readers = root.readers.saturating_sub(1);
+            if root.readers > 0 {
+                return Some(Step::Counted);
+            }
+        }
+        Some(Step::Runtime(if root.readers == 0 && root.writers == 0 {
+            root.releasing = true;
+            Settle::Released(key)
+        } else {
+            Settle::Nothing
+        }))
+    }
+
+    fn settle(&mut self, settle: Settle) {
+        match settle {
+            Settle::Nothing => {}
+            Settle::Mapped(key) => {
+                if let Some(root) = self.roots.get_mut(&key) {
+                    root.pending = false;
+                }
+            }
+            Settle::Released(key) => {
+                self.roots.remove(&key);
+            }
+        }
+    }
+
+    /// The new bytes a launch maps around itself (`(start, bytes)` of each plain argument, in
+    /// order), checked as a preload is; `None`: wait and try again.
+    fn launch_bytes(&self, device: i64, ranges: &[(usize, usize)]) -> Result<Option<usize>, Error> {
+        let mut new = 0usize;
+        // The launch maps its arguments in order: a later one must lie inside an earlier one it
+        // overlaps (then it is present), or the runtime ends the process.
+        for (i, &(start, bytes)) in ranges.iter().enumerate() {
+            let end = start + bytes;
+            let mut inside_earlier = false;
+            for &(s, b) in &ranges[..i] {
+                let e = s + b;
+                if s < end && start < e {
+                    if !(s <= start && end <= e) {
+                        return Err(Error::OverlapsMapped { bytes });
+                    }
+                    inside_earlier = true;
+                }
+            }
+            match self.standing(device, start, bytes)? {
+                Standing::Busy => return Ok(None),
+                Standing::New if !inside_earlier => new = new.saturating_add(bytes),
+                Standing::New | Standing::Present(_) => {}
+            }
+        }
+        Ok(Some(new))
+    }
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry { roots: BTreeMap::new() });
+/// Signalled whenever a busy root settles.
+static SETTLED: Condvar = Condvar::new();
+
+fn registry() -> MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `step` on the record until it no longer asks to wait for another thread's runtime call.
+fn until_settled<R>(mut step: impl FnMut(&mut Registry) -> Option<R>) -> R {
+    let mut registry = registry();
+    loop {
+        if let Some(r) = step(&mut registry) {
+            return r;
+        }
+        registry = SETTLED.wait(registry).unwrap_or_else(|e| e.into_inner());
+    }
+}
 
 /// The device a range is recorded under: -1 (the default) as the default device's number, so
 /// that `preload` and `Device::preload` on the default device see each other's ranges.
@@ -17,92 +237,169 @@ fn device_key(device: i64) -> i64 {
     if device >= 0 { device } else { crate::rt::default_device().map_or(device, i64::from) }
 }
 
-/// Where a range stands against the live ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Standing {
-    /// Inside a live range: the runtime finds it present and allocates nothing.
-    Present,
-    /// Disjoint from all of them: the runtime allocates it.
-    New,
-}
-
-/// Where `start..start + bytes` on `device` stands, or [`Error::OverlapsMapped`] when the
-/// runtime cannot map it (it partly overlaps a live range, or encloses one).
-fn standing(
-    live: &BTreeMap<(i64, usize, usize), usize>,
-    device: i64,
-    start: usize,
-    bytes: usize,
-) -> Result<Standing, Error> {
-    let end = start + bytes;
-    let mut overlaps = false;
-    let mut inside = false;
-    for &(_, s, e) in live.range((device, 0, 0)..(device, end, 0)).map(|(k, _)| k) {
-        if e > start {
-            overlaps = true;
-            inside |= s <= start && end <= e;
-        }
-    }
-    match (overlaps, inside) {
-        (false, _) => Ok(Standing::New),
-        (true, true) => Ok(Standing::Present),
-        (true, false) => Err(Error::OverlapsMapped { bytes }),
-    }
-}
-
-/// Records a guard's range `start..start + bytes` on `device`, or refuses one the runtime
-/// cannot map: it must lie inside a live range (the runtime finds it present) or be disjoint
-/// from all of them, and new data must fit in the device's memory ([`memory::check_room`]).
-pub(crate) fn acquire(device: i64, start: usize, bytes: usize) -> Result<(), Error> {
+/// Records a guard's range `start..start + bytes` on `device` (`write`: a `PreloadMut`), or
+/// refuses one the runtime cannot map: it must lie inside a root (the runtime finds it
+/// present) or be disjoint from all of them, and new data must fit in the device's memory
+/// ([`memory::check_room`]).
+pub(crate) fn acquire(device: i64, start: usize, bytes: usize, write: bool) -> Result<Step, Error> {
     let device = device_key(device);
-    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    if standing(&live, device, start, bytes)? == Standing::New {
-        memory::check_room(device, bytes)?;
+    let room = |bytes| memory::check_room(device, bytes);
+    until_settled(|registry| registry.acquire(device, start, bytes, write, room).transpose())
+}
+
+/// Forgets one guard's range: the guard is being released.
+pub(crate) fn release(device: i64, start: usize, bytes: usize, write: bool) -> Step {
+    let device = device_key(device);
+    until_settled(|registry| registry.release(device, start, bytes, write))
+}
+
+/// Tells the record that the runtime call of a [`Step::Runtime`] returned.
+pub(crate) fn settle(settle: Settle) {
+    if settle != Settle::Nothing {
+        registry().settle(settle);
+        SETTLED.notify_all();
     }
-    *live.entry((device, start, start + bytes)).or_insert(0) += 1;
-    Ok(())
 }
 
 /// Checks the data a launch maps around itself (`(start, bytes)` of each plain `&T`/`&mut T`
 /// argument, in order) as [`acquire`] checks a preload, without recording it: every range
-/// inside a live one or disjoint from all, inside an earlier argument it overlaps, and the new
+/// inside a root or disjoint from all, inside an earlier argument it overlaps, and the new
 /// ones fitting in the device's memory together.
 pub(crate) fn check_launch(
     device: i64,
     ranges: impl Iterator<Item = (usize, usize)>,
 ) -> Result<(), Error> {
     let device = device_key(device);
-    let live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    let mut new = 0usize;
-    // The launch maps its arguments in order: a later one must lie inside an earlier one it
-    // overlaps (then it is present), or the runtime ends the process.
-    let mut earlier: Vec<(usize, usize)> = Vec::new();
-    for (start, bytes) in ranges {
-        let end = start + bytes;
-        for &(s, e) in &earlier {
-            if s < end && start < e && !(s <= start && end <= e) {
-                return Err(Error::OverlapsMapped { bytes });
-            }
-        }
-        let inside_earlier = earlier.iter().any(|&(s, e)| s <= start && end <= e);
-        earlier.push((start, end));
-        if standing(&live, device, start, bytes)? == Standing::New && !inside_earlier {
-            new = new.saturating_add(bytes);
-        }
-    }
-    drop(live);
+    let ranges: Vec<(usize, usize)> = ranges.collect();
+    let new = until_settled(|registry| registry.launch_bytes(device, &ranges).transpose())?;
     memory::check_room(device, new)
 }
 
-/// Forgets one guard's range: the guard released it.
-pub(crate) fn release(device: i64, start: usize, bytes: usize) {
-    let device = device_key(device);
-    let key = (device, start, start + bytes);
-    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(n) = live.get_mut(&key) {
-        *n -= 1;
-        if *n == 0 {
-            live.remove(&key);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const READ: bool = false;
+    const WRITE: bool = true;
+
+    fn room(_: usize) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn acquire(r: &mut Registry, start: usize, bytes: usize, write: bool) -> Step {
+        r.acquire(0, start, bytes, write, room).unwrap().expect("nothing is busy")
+    }
+
+    /// Maps and settles, as a guard's preload does.
+    fn preload(r: &mut Registry, start: usize, bytes: usize, write: bool) -> Step {
+        let step = acquire(r, start, bytes, write);
+        if let Step::Runtime(s) = step {
+            r.settle(s);
+        }
+        step
+    }
+
+    fn drop_guard(r: &mut Registry, start: usize, bytes: usize, write: bool) -> Step {
+        let step = r.release(0, start, bytes, write).expect("nothing is busy");
+        if let Step::Runtime(s) = step {
+            r.settle(s);
+        }
+        step
+    }
+
+    #[test]
+    fn nested_preloads_are_counted_and_the_last_releases() {
+        let mut r = Registry::default();
+        assert_eq!(preload(&mut r, 100, 50, READ), Step::Runtime(Settle::Mapped((0, 100, 150))));
+        // The same data, or data inside it: no runtime call either way.
+        assert_eq!(preload(&mut r, 100, 50, READ), Step::Counted);
+        assert_eq!(preload(&mut r, 110, 10, READ), Step::Counted);
+        // The first guard goes first; the others still hold the runtime's reference.
+        assert_eq!(drop_guard(&mut r, 100, 50, READ), Step::Counted);
+        assert_eq!(drop_guard(&mut r, 110, 10, READ), Step::Counted);
+        assert_eq!(
+            drop_guard(&mut r, 100, 50, READ),
+            Step::Runtime(Settle::Released((0, 100, 150)))
+        );
+        assert!(r.roots.is_empty());
+    }
+
+    #[test]
+    fn preload_mut_maps_through_the_runtime_every_time() {
+        let mut r = Registry::default();
+        // A root a leaked `Preload` keeps: a `PreloadMut` of it copies, both ways.
+        assert!(matches!(preload(&mut r, 0, 64, READ), Step::Runtime(Settle::Mapped(_))));
+        assert_eq!(preload(&mut r, 0, 64, WRITE), Step::Runtime(Settle::Nothing));
+        assert_eq!(drop_guard(&mut r, 0, 64, WRITE), Step::Runtime(Settle::Nothing));
+        assert_eq!(r.roots[&(0, 0, 64)], Root { readers: 1, ..Root::default() });
+        // A root of `PreloadMut`s alone: the first `Preload` takes the readers' reference.
+        assert!(matches!(preload(&mut r, 100, 8, WRITE), Step::Runtime(Settle::Mapped(_))));
+        assert_eq!(preload(&mut r, 100, 4, READ), Step::Runtime(Settle::Mapped((0, 100, 108))));
+        assert_eq!(preload(&mut r, 104, 4, READ), Step::Counted);
+        assert_eq!(drop_guard(&mut r, 100, 4, READ), Step::Counted);
+        // The readers' reference goes; the `PreloadMut` keeps the root.
+        assert_eq!(drop_guard(&mut r, 104, 4, READ), Step::Runtime(Settle::Nothing));
+        assert_eq!(
+            drop_guard(&mut r, 100, 8, WRITE),
+            Step::Runtime(Settle::Released((0, 100, 108)))
+        );
+        assert_eq!(r.roots.len(), 1);
+    }
+
+    #[test]
+    fn overlaps_are_refused_and_devices_are_apart() {
+        let mut r = Registry::default();
+        let _ = preload(&mut r, 10, 10, READ);
+        let _ = preload(&mut r, 30, 10, READ);
+        for (start, bytes) in [(0, 100), (15, 10), (5, 7), (19, 12), (0, 11)] {
+            let e = r.acquire(0, start, bytes, READ, room);
+            assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{start}+{bytes}: {e:?}");
+        }
+        assert!(matches!(preload(&mut r, 20, 10, READ), Step::Runtime(Settle::Mapped(_))));
+        assert!(matches!(preload(&mut r, 0, 10, READ), Step::Runtime(Settle::Mapped(_))));
+        // Another device's record is its own.
+        let other = r.acquire(1, 0, 100, READ, room).unwrap();
+        assert!(matches!(other, Some(Step::Runtime(Settle::Mapped((1, 0, 100))))));
+    }
+
+    #[test]
+    fn busy_roots_make_overlapping_guards_wait() {
+        let mut r = Registry::default();
+        // Being mapped: guards of the same data wait for the copy, not just for the record.
+        let Step::Runtime(mapped) = acquire(&mut r, 0, 64, READ) else { panic!() };
+        assert_eq!(r.acquire(0, 8, 8, READ, room).unwrap(), None);
+        assert_eq!(r.acquire(0, 32, 64, READ, room).unwrap(), None);
+        assert_eq!(r.launch_bytes(0, &[(8, 8)]).unwrap(), None);
+        r.settle(mapped);
+        assert_eq!(acquire(&mut r, 8, 8, READ), Step::Counted);
+        let _ = drop_guard(&mut r, 8, 8, READ);
+        // Being released: a new mapping of overlapping data waits until it is gone.
+        let Some(Step::Runtime(released)) = r.release(0, 0, 64, READ) else { panic!() };
+        assert_eq!(r.acquire(0, 0, 128, READ, room).unwrap(), None);
+        r.settle(released);
+        assert!(matches!(acquire(&mut r, 0, 128, READ), Step::Runtime(Settle::Mapped(_))));
+    }
+
+    #[test]
+    fn new_data_needs_room_and_present_data_does_not() {
+        let mut r = Registry::default();
+        let full = |bytes| Err(Error::OutOfMemory { bytes, available: 0 });
+        assert!(matches!(r.acquire(0, 0, 64, READ, full), Err(Error::OutOfMemory { .. })));
+        assert!(r.roots.is_empty(), "a refused preload leaves no record");
+        let _ = preload(&mut r, 0, 64, READ);
+        assert_eq!(r.acquire(0, 0, 32, READ, full).unwrap(), Some(Step::Counted));
+        assert!(matches!(r.acquire(0, 0, 32, WRITE, full).unwrap(), Some(Step::Runtime(_))));
+    }
+
+    #[test]
+    fn launch_arguments_against_roots_and_each_other() {
+        let mut r = Registry::default();
+        let _ = preload(&mut r, 100, 100, READ);
+        // Present, new, and new inside an earlier argument (counted once).
+        assert_eq!(r.launch_bytes(0, &[(120, 10), (0, 50), (10, 20)]).unwrap(), Some(50));
+        for ranges in [&[(50, 100)][..], &[(0, 300)], &[(0, 10), (5, 10)], &[(5, 2), (0, 10)]] {
+            let e = r.launch_bytes(0, ranges);
+            assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{ranges:?}: {e:?}");
         }
     }
 }

@@ -224,12 +224,12 @@ fn markdown(results: &Results) -> String {
         "# saxpy: ours beside CUDA by hand and clang OpenMP\n\n\
          - device: {}; {}\n\
          - medians of {} of each program, interleaved; {} (M = 2^20 f32 per array), K={} saxpy launches, \
-           {} empty launches, {} mapper pairs; clang OpenMP at {} only\n\
+           {} empty launches, {} preload pairs of present data; clang OpenMP at {} only\n\
          - CUDA by hand: {}\n\
          - clang OpenMP: {}\n\n\
          {}\n\
          Targets: ours within 5% of CUDA by hand for the preloaded totals and the kernels, within 5% of clang OpenMP for \
-         the automatic totals and the mapper pair, within 2x of CUDA by hand for an empty synchronous launch. \
+         the automatic totals and the preload pair (clang: an `enter data`/`exit data` pair), within 2x of CUDA by hand for an empty synchronous launch. \
          Every sample is in results.json.\n",
         results.device,
         results.date,

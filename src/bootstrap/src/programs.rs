@@ -14,12 +14,14 @@ use crate::tools::Tools;
 pub(crate) const RUN_SUITE: &[&str] =
     &["tests/run", "examples/saxpy", "examples/jacobi", "benches/saxpy"];
 
-/// One `//@ run: ARGS => h2d=N d2h=M [env=KEY=VALUE]...` line.
+/// One `//@ run: ARGS => h2d=N d2h=M [present=P] [env=KEY=VALUE]...` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RunSpec {
     pub(crate) args: Vec<String>,
     pub(crate) host_to_device: usize,
     pub(crate) device_to_host: usize,
+    /// Begin mappers that found their data already mapped, when the line gives `present=`.
+    pub(crate) present: Option<usize>,
     /// Environment for this run, over the suite's.
     pub(crate) env: Vec<(String, String)>,
 }
@@ -158,7 +160,7 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
             let (args, expect) = spec
                 .split_once("=>")
                 .ok_or_else(|| anyhow!("`//@ run:{spec}` lacks `=> h2d=N d2h=M`"))?;
-            let mut counts = [None, None];
+            let mut counts = [None, None, None];
             let mut env = Vec::new();
             for item in expect.split_whitespace() {
                 let (key, value) =
@@ -166,6 +168,7 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
                 let slot = match key {
                     "h2d" => 0,
                     "d2h" => 1,
+                    "present" => 2,
                     "env" => {
                         let (k, v) = value
                             .split_once('=')
@@ -173,17 +176,18 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
                         env.push((k.to_owned(), v.to_owned()));
                         continue;
                     }
-                    _ => bail!("unknown expectation `{key}` (h2d, d2h, env)"),
+                    _ => bail!("unknown expectation `{key}` (h2d, d2h, present, env)"),
                 };
                 counts[slot] = Some(value.parse::<usize>().with_context(|| format!("`{item}`"))?);
             }
-            let [Some(host_to_device), Some(device_to_host)] = counts else {
+            let [Some(host_to_device), Some(device_to_host), present] = counts else {
                 bail!("`//@ run:{spec}` needs both h2d= and d2h=");
             };
             Ok(RunSpec {
                 args: args.split_whitespace().map(str::to_owned).collect(),
                 host_to_device,
                 device_to_host,
+                present,
                 env,
             })
         })
@@ -197,20 +201,21 @@ pub(crate) struct RunResult {
     pub(crate) stdout: String,
 }
 
-/// Runs a program under `OMP_TARGET_OFFLOAD=MANDATORY` with every copy logged, and checks its
-/// exit status and the copies the runtime made.
+/// Runs a program under `OMP_TARGET_OFFLOAD=MANDATORY` with every copy and every present
+/// mapping logged, and checks its exit status and what the runtime did.
 pub(crate) fn run_checked(program: &Program, run: &RunSpec) -> Result<RunResult> {
     let out = shell::capture(
         "a run test",
         Command::new(&program.binary)
             .args(&run.args)
             .env("OMP_TARGET_OFFLOAD", "MANDATORY")
-            .env("LIBOMPTARGET_INFO", "32")
+            .env("LIBOMPTARGET_INFO", LOG_MAPPINGS)
             .envs(run.env.iter().map(|(k, v)| (k, v))),
     )?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let (h2d, d2h) = count_copies(&stderr);
+    let present = count_present(&stderr);
     let mut problems = Vec::new();
     if !out.status.success() {
         let tail: Vec<&str> = stderr.lines().filter(|l| !l.contains(" info: ")).collect();
@@ -222,10 +227,23 @@ pub(crate) fn run_checked(program: &Program, run: &RunSpec) -> Result<RunResult>
             run.host_to_device, run.device_to_host
         ));
     }
+    if let Some(expected) = run.present.filter(|&p| p != present) {
+        problems.push(format!("{present} mappings of data already mapped; expected {expected}"));
+    }
     Ok(RunResult { ok: problems.is_empty(), detail: problems.join("; "), stdout })
 }
 
-/// Copies reported under `LIBOMPTARGET_INFO=32`: (host to device, device to host).
+/// libomptarget's info bits: 0x2 reports each mapping that finds its data already mapped,
+/// 0x20 each copy.
+const LOG_MAPPINGS: &str = "34";
+
+/// Begin mappers that found their data mapped already (the reference count went up), as
+/// reported under [`LOG_MAPPINGS`].
+pub(crate) fn count_present(log: &str) -> usize {
+    log.lines().filter(|l| l.contains("Mapping exists") && l.contains("(incremented)")).count()
+}
+
+/// Copies reported under [`LOG_MAPPINGS`]: (host to device, device to host).
 pub(crate) fn count_copies(log: &str) -> (usize, usize) {
     let count = |what: &str| log.lines().filter(|l| l.contains(what)).count();
     (count("Copying data from host to device"), count("Copying data from device to host"))
@@ -248,6 +266,7 @@ mod tests {
                 args: vec!["64".into(), "48".into(), "10".into()],
                 host_to_device: 2,
                 device_to_host: 2,
+                present: None,
                 env: vec![],
             }
         );
@@ -255,6 +274,7 @@ mod tests {
         let run =
             &parse_runs("//@ run: 1 => h2d=0 d2h=0 env=OMP_TARGET_OFFLOAD=DISABLED").unwrap()[0];
         assert_eq!(run.env, [("OMP_TARGET_OFFLOAD".to_owned(), "DISABLED".to_owned())]);
+        assert_eq!(parse_runs("//@ run: => h2d=1 d2h=0 present=3").unwrap()[0].present, Some(3));
     }
 
     #[test]
@@ -272,5 +292,16 @@ mod tests {
                    omptarget device 0 info: Copying data from device to host, TgtPtr=0x3, Size=8\n\
                    something else\n";
         assert_eq!(count_copies(log), (2, 1));
+    }
+
+    #[test]
+    fn present_mappings_are_the_increments() {
+        let log = "omptarget device 0 info: Mapping exists with HstPtrBegin=0x1, TgtPtrBegin=0x2, \
+                   Size=8, DynRefCount=2 (incremented), HoldRefCount=0, Name=unknown\n\
+                   omptarget device 0 info: Mapping exists with HstPtrBegin=0x1, TgtPtrBegin=0x2, \
+                   Size=8, DynRefCount=1 (decremented), HoldRefCount=0\n\
+                   omptarget device 0 info: Mapping exists with HstPtrBegin=0x1, TgtPtrBegin=0x2, \
+                   Size=8, DynRefCount=1 (update suppressed), HoldRefCount=0\n";
+        assert_eq!(count_present(log), 1);
     }
 }

@@ -185,7 +185,7 @@ mod tests {
                 Source::Ours,
                 [
                     ("pinned.preloaded_total_ms", 27.0),
-                    ("any.mapper_pair_us", 1.5),
+                    ("any.preload_pair_us", 1.5),
                     ("any.empty_launch_us", 25.0),
                 ],
             ),
@@ -193,7 +193,7 @@ mod tests {
                 Source::Cuda,
                 [
                     ("pinned.preloaded_total_ms", 26.3),
-                    ("any.mapper_pair_us", f64::NAN),
+                    ("any.preload_pair_us", f64::NAN),
                     ("any.empty_launch_us", 8.8),
                 ],
             ),
@@ -226,7 +226,7 @@ mod tests {
         assert!(svg.contains("saxpy &amp; co"));
         for text in [
             "preloaded total, pinned",
-            "mapper pair, data present",
+            "preload pair, data present",
             "N=64M, 1.0 = clang OpenMP",
             "27.00 ms",
             "8.800 us",

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 
-/// What one run printed: figures by `KIND.METRIC` (`pageable.kernels_ms`, `any.mapper_pair_us`),
+/// What one run printed: figures by `KIND.METRIC` (`pageable.kernels_ms`, `any.preload_pair_us`),
 /// the device it names, and whether its results checked out.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct RunFigures {
@@ -25,7 +25,7 @@ const OURS_PER_MEMORY: &[&str] =
     &["preloaded_total_ms", "map_in_ms", "kernels_ms", "map_out_ms", "automatic_total_ms"];
 
 /// What ours prints once, whatever the host memory (`bench any ...`).
-const OURS_ANY: &[&str] = &["empty_launch_us", "empty_launch_async_us", "mapper_pair_us"];
+const OURS_ANY: &[&str] = &["empty_launch_us", "empty_launch_async_us", "preload_pair_us"];
 
 /// Ours: `bench device NAME`, `bench KIND METRIC VALUE` (KIND: pageable, pinned or any) and
 /// `bench result PASS|FAIL`; other lines are ignored. Metrics beyond the required ones are kept.
@@ -278,7 +278,7 @@ bench pinned map_out_ms 1.2
 bench pinned automatic_total_ms 760.5
 bench any empty_launch_us 27.1
 bench any empty_launch_async_us 4.2
-bench any mapper_pair_us 1.4
+bench any preload_pair_us 1.4
 note: all good
 bench result PASS
 ";
@@ -330,7 +330,7 @@ RESULT: PASS
         assert!(figures.pass);
         assert_eq!(figures.values["pageable.preloaded_total_ms"], 95.125);
         assert_eq!(figures.values["pinned.automatic_total_ms"], 760.5);
-        assert_eq!(figures.values["any.mapper_pair_us"], 1.4);
+        assert_eq!(figures.values["any.preload_pair_us"], 1.4);
         assert_eq!(figures.values["any.empty_launch_async_us"], 4.2);
         assert_eq!(figures.values.len(), 13);
         assert!(!parse_ours(&OURS.replace("result PASS", "result FAIL")).unwrap().pass);
@@ -340,11 +340,11 @@ RESULT: PASS
     fn ours_missing_lines_are_named() {
         let text = OURS
             .replace("bench pinned kernels_ms 11.9\n", "")
-            .replace("bench any mapper_pair_us 1.4\n", "");
+            .replace("bench any preload_pair_us 1.4\n", "");
         let error = parse_ours(&text).unwrap_err().to_string();
         assert_eq!(
             error,
-            "saxpy-bench printed no `bench pinned kernels_ms VALUE` line, no `bench any mapper_pair_us VALUE` line"
+            "saxpy-bench printed no `bench pinned kernels_ms VALUE` line, no `bench any preload_pair_us VALUE` line"
         );
         let error = parse_ours(&OURS.replace("bench result PASS\n", "")).unwrap_err().to_string();
         assert!(error.contains("no `bench result PASS|FAIL` line"), "{error}");
@@ -359,7 +359,7 @@ RESULT: PASS
         assert!(parse_ours(&OURS.replace("kernels_ms 12.2", "kernels_ms fast")).is_err());
         assert!(parse_ours(&OURS.replace("kernels_ms 12.2", "kernels_ms NaN")).is_err());
         assert!(parse_ours(&OURS.replace("kernels_ms 12.2", "kernels_ms 12.2 ms")).is_err());
-        assert!(parse_ours(&format!("{OURS}bench any mapper_pair_us 1.5\n")).is_err());
+        assert!(parse_ours(&format!("{OURS}bench any preload_pair_us 1.5\n")).is_err());
         assert!(parse_ours(&OURS.replace("result PASS", "result MAYBE")).is_err());
     }
 

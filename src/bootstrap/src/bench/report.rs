@@ -188,8 +188,8 @@ const ROWS: &[RowSpec] = &[
         factor: 1.05,
     },
     RowSpec {
-        figure: "mapper pair, data present",
-        key: "any.mapper_pair_us",
+        figure: "preload pair, data present",
+        key: "any.preload_pair_us",
         anchor_key: "any.mapper_pair_us",
         anchor: Source::Clang,
         factor: 1.05,
@@ -409,7 +409,7 @@ mod tests {
                     ("pinned.preloaded_total_ms", 27.0),
                     ("pinned.preloaded_total_async_ms", 28.0),
                     ("pageable.automatic_total_ms", 4400.0),
-                    ("any.mapper_pair_us", 1.5),
+                    ("any.preload_pair_us", 1.5),
                 ],
             ),
             series(
@@ -422,7 +422,7 @@ mod tests {
                 LARGE,
                 &[("pageable.automatic_total_ms", 4300.0), ("any.mapper_pair_us", 1.3)],
             ),
-            series(Source::Ours, SMALL, &[("any.mapper_pair_us", 1.2)]),
+            series(Source::Ours, SMALL, &[("any.preload_pair_us", 1.2)]),
         ];
         let rows = rows(&[LARGE, SMALL], &all);
         let find = |figure: &str, mode: &str| {
@@ -439,16 +439,16 @@ mod tests {
         // Against clang, whatever CUDA's figure.
         let automatic = find("automatic total, pageable", "N=64M");
         assert_eq!((automatic.status, automatic.target.as_str()), (Status::Met, "<= 1.05x clang"));
-        let pair = find("mapper pair, data present", "N=64M");
+        let pair = find("preload pair, data present", "N=64M");
         assert_eq!(pair.status, Status::NotMet);
         assert_eq!(pair.unit, "us");
-        assert_eq!(find("mapper pair, data present", "N=4096").status, Status::NotApplicable);
+        assert_eq!(find("preload pair, data present", "N=4096").status, Status::NotApplicable);
         // Figures nobody measured are left out.
         assert!(!rows.iter().any(|r| r.figure == "50 kernels, pinned"));
         assert_eq!(rows.len(), 5);
         let table = table(&rows);
         assert!(table.contains("| preloaded total, pinned | 64M | 27.00 ms | 26.30 ms | n/a | 1.03x | n/a | <= 1.05x CUDA | met |"), "{table}");
-        assert!(table.contains("| mapper pair, data present | 4096 | 1.200 us | n/a | n/a | n/a | n/a | <= 1.05x clang | n/a |"), "{table}");
+        assert!(table.contains("| preload pair, data present | 4096 | 1.200 us | n/a | n/a | n/a | n/a | <= 1.05x clang | n/a |"), "{table}");
     }
 
     #[test]

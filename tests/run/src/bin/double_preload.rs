@@ -1,4 +1,5 @@
-//! Two preloads of the same data share one device copy: x is copied in once.
+//! Two preloads of the same data share one device copy: x is copied in once, and the second
+//! keeps it on the device after the first is gone.
 //@ run: 3 => h2d=2 d2h=1
 
 #[allow(dead_code)]
@@ -17,9 +18,10 @@ fn main() -> Result<(), offload::Error> {
         for _ in 0..k {
             offload::launch!(kernels::saxpy, 8, 128, (1.0f32, &first, &mut y))?;
         }
-        offload::launch!(kernels::saxpy, 8, 128, (1.0f32, &second, &mut y))?;
         // The host still reads the source of a `Preload` while it lives.
         assert_eq!(first.host()[3], 3.0);
+        drop(first);
+        offload::launch!(kernels::saxpy, 8, 128, (1.0f32, &second, &mut y))?;
     }
     for (i, y) in ys.iter().enumerate() {
         assert_eq!(*y, (k + 1) as f32 * i as f32, "y[{i}]");
