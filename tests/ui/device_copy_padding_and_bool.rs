@@ -1,6 +1,7 @@
 //! Device data has no padding (its bytes are copied and read as they are) and accepts every
 //! bit pattern (a kernel, or a stale device copy, may hand any bytes back): a struct with
 //! padding and a `bool` are refused.
+//@ normalize-stderr-test: "(library/offload/src/[a-z_]+\.rs):[0-9]+:[0-9]+" -> "$1:LL:COL"
 
 #[derive(Clone, Copy, offload::DeviceCopy)]
 #[repr(C)]

@@ -16,7 +16,9 @@ pub(crate) const DEFAULT_DEVICE: i64 = -1;
 ///
 /// A `Preload` of data inside data that live `Preload`s already hold on the same device shares
 /// their device copy, and costs neither a copy nor a runtime call: the copy stays on the device
-/// until the last of them is dropped, whichever that is.
+/// until the last of them is dropped, whichever that is. Data that is still on the device but
+/// that no live `Preload` holds (another field of a struct whose `Preload` is gone) is copied in
+/// again, since the host may have changed it.
 #[must_use = "dropping a Preload releases the device copy at once"]
 pub struct Preload<'a, T: ?Sized> {
     data: &'a T,
@@ -99,12 +101,41 @@ fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<(),
         return Ok(());
     }
     let write = KIND == preload_kind::READ_WRITE;
-    if let ranges::Step::Runtime(settle) = ranges::acquire(device, ptr as usize, bytes, write)? {
-        // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it lives.
-        unsafe { intrinsics::preload(device, ptr, bytes as i64, KIND) };
-        ranges::settle(settle);
+    match ranges::acquire(device, ptr as usize, bytes, write)? {
+        ranges::Step::Counted => {}
+        ranges::Step::Runtime(settle) => {
+            // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it
+            // lives.
+            unsafe { intrinsics::preload(device, ptr, bytes as i64, KIND) };
+            ranges::settle(settle);
+        }
+        // Only a `Preload` is refreshed (a `PreloadMut` copies ALWAYS).
+        ranges::Step::Refresh(settle) => refresh(device, ptr, bytes, false, settle),
+        ranges::Step::MapRefresh(settle) => refresh(device, ptr, bytes, true, settle),
     }
     Ok(())
+}
+
+/// A `Preload` of present data that no live `Preload` holds ([`ranges::Step::Refresh`]): the
+/// host may have changed it since it was copied in, so it is copied again, after the begin
+/// mapper of the readers' reference where `take_reference`. Out of line and not generic: the
+/// common paths of `map` keep one mapper call.
+#[cold]
+#[inline(never)]
+fn refresh(
+    device: i64,
+    ptr: *const u8,
+    bytes: usize,
+    take_reference: bool,
+    settle: ranges::Settle,
+) {
+    if take_reference {
+        // SAFETY: `ptr..ptr+bytes` is borrowed by the guard being made, which releases it.
+        unsafe { intrinsics::preload(device, ptr, bytes as i64, preload_kind::READ) };
+    }
+    // SAFETY: the range is mapped (inside the root the record found) and borrowed.
+    unsafe { intrinsics::update(device, ptr, bytes as i64, update_direction::TO_DEVICE) };
+    ranges::settle(settle);
 }
 
 /// The end ("return") mapper of one preload, unless [`ranges`] only counts it.

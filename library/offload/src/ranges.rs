@@ -5,11 +5,15 @@
 //! - a `Preload` of data already on the device (inside a root that live `Preload`s hold) is
 //!   counted here and costs no runtime call. libomptarget 19 would take a stream, wait there for
 //!   the event of the root's first copy and synchronise it, on every such mapping; the
-//!   `Preload`s of a root hold one runtime reference together instead. A `PreloadMut` still
-//!   maps through the runtime each time: it copies ALWAYS, both ways.
+//!   `Preload`s of a root hold one runtime reference together instead. Data inside a root that
+//!   no live `Preload` holds is copied in again by an update (the runtime would find it present
+//!   and copy nothing, although the host may have changed it: another field of a struct whose
+//!   `Preload` is gone). A `PreloadMut` still maps through the runtime each time: it copies
+//!   ALWAYS, both ways.
 //!
-//! A root is mapped, and its last reference released, with the record marked busy: a guard of
-//! overlapping data on another thread waits for that runtime call rather than racing it.
+//! Every runtime call on a root is made with the root marked busy: a guard of overlapping data
+//! on another thread waits for that call rather than racing it, so the runtime's reference
+//! count and the record agree whenever the record is consulted.
 
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -20,14 +24,15 @@ use crate::{Error, memory};
 type Key = (i64, usize, usize);
 
 /// One runtime mapping that live guards hold.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Root {
-    /// Live `Preload`s inside it; while there is one, they hold one runtime reference together.
-    readers: usize,
+    /// `(start, end)` of each live `Preload` inside it; while there is one, they hold one runtime
+    /// reference together. Their data cannot have changed on the host since it was copied in.
+    reads: Vec<(usize, usize)>,
     /// Live `PreloadMut`s inside it, one runtime reference each.
     writers: usize,
-    /// A begin mapper others depend on is running: the root's first, or the readers' reference.
-    pending: bool,
+    /// Runtime calls on it that have not returned yet.
+    busy: usize,
     /// Its last reference is being released.
     releasing: bool,
 }
@@ -40,16 +45,21 @@ pub(crate) enum Step {
     Counted,
     /// Call the runtime's mapper, then [`settle`] with this.
     Runtime(Settle),
+    /// Copy the guard's data in (an update mapper: the data is present, but no live `Preload`
+    /// holds it, so the host may have changed it since), then [`settle`].
+    Refresh(Settle),
+    /// Both: the begin mapper (the readers' reference), then the copy in, then [`settle`].
+    MapRefresh(Settle),
 }
 
 /// What the record learns once the runtime call of a [`Step::Runtime`] has returned.
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Settle {
-    /// Nothing waits on this call.
-    Nothing,
-    /// The root's mapping (or its readers' reference) exists now.
-    Mapped(Key),
+    /// The guard is not in the record (the record and the guards disagree): nothing to learn.
+    Unrecorded,
+    /// One runtime call on this root returned.
+    Done(Key),
     /// The root's last reference is gone.
     Released(Key),
 }
@@ -82,7 +92,7 @@ impl Registry {
         // that ends at or before `start` closes the search.
         let candidates = self.roots.range((device, 0, 0)..(device, end, 0)).rev();
         for (&key, root) in candidates.take_while(|&(&(_, _, e), _)| e > start) {
-            if root.pending || root.releasing {
+            if root.busy > 0 || root.releasing {
                 return Ok(Standing::Busy);
             }
             if key.1 <= start && end <= key.2 {
@@ -114,29 +124,38 @@ impl Registry {
                 room(bytes)?;
                 let key = (device, start, start + bytes);
                 let root = Root {
-                    readers: usize::from(!write),
+                    reads: if write { Vec::new() } else { vec![(start, start + bytes)] },
                     writers: usize::from(write),
-                    pending: true,
+                    busy: 1,
                     releasing: false,
                 };
                 self.roots.insert(key, root);
-                return Ok(Some(Step::Runtime(Settle::Mapped(key))));
+                return Ok(Some(Step::Runtime(Settle::Done(key))));
             }
             Standing::Present(key) => key,
         };
         let root = self.roots.get_mut(&key).expect("standing found it");
-        Ok(Some(if write {
+        let end = start + bytes;
+        if write {
             root.writers += 1;
-            Step::Runtime(Settle::Nothing)
-        } else if root.readers > 0 {
-            root.readers += 1;
+            root.busy += 1;
+            return Ok(Some(Step::Runtime(Settle::Done(key))));
+        }
+        let step = if root.reads.iter().any(|&(s, e)| s <= start && end <= e) {
+            // Inside a live `Preload`'s data: the device copy is current.
             Step::Counted
+        } else if root.reads.is_empty() {
+            // Only `PreloadMut`s hold the root: the readers take their own reference, and this
+            // data, which no guard held, is copied in again.
+            Step::MapRefresh(Settle::Done(key))
         } else {
-            // Only `PreloadMut`s hold the root: the readers take their own reference.
-            root.readers = 1;
-            root.pending = true;
-            Step::Runtime(Settle::Mapped(key))
-        }))
+            Step::Refresh(Settle::Done(key))
+        };
+        if step != Step::Counted {
+            root.busy += 1;
+        }
+        root.reads.push((start, end));
+        Ok(Some(step))
     }
 
     /// The record's side of a guard's release; `None`: wait and try again.
@@ -149,33 +168,36 @@ impl Registry {
             .filter(|&(&(_, s, e), _)| s <= start && end <= e);
         let Some((&key, root)) = found else {
             // Not recorded (the record and the guards disagree): the runtime decides.
-            return Some(Step::Runtime(Settle::Nothing));
+            return Some(Step::Runtime(Settle::Unrecorded));
         };
-        if root.pending || root.releasing {
+        if root.busy > 0 || root.releasing {
             return None;
         }
         if write {
             root.writers = root.writers.saturating_sub(1);
         } else {
-            root.readers = root.readers.saturating_sub(1);
-            if root.readers > 0 {
+            if let Some(i) = root.reads.iter().position(|&r| r == (start, end)) {
+                root.reads.swap_remove(i);
+            }
+            if !root.reads.is_empty() {
                 return Some(Step::Counted);
             }
         }
-        Some(Step::Runtime(if root.readers == 0 && root.writers == 0 {
+        Some(Step::Runtime(if root.reads.is_empty() && root.writers == 0 {
             root.releasing = true;
             Settle::Released(key)
         } else {
-            Settle::Nothing
+            root.busy += 1;
+            Settle::Done(key)
         }))
     }
 
     fn settle(&mut self, settle: Settle) {
         match settle {
-            Settle::Nothing => {}
-            Settle::Mapped(key) => {
+            Settle::Unrecorded => {}
+            Settle::Done(key) => {
                 if let Some(root) = self.roots.get_mut(&key) {
-                    root.pending = false;
+                    root.busy = root.busy.saturating_sub(1);
                 }
             }
             Settle::Released(key) => {
@@ -255,7 +277,7 @@ pub(crate) fn release(device: i64, start: usize, bytes: usize, write: bool) -> S
 
 /// Tells the record that the runtime call of a [`Step::Runtime`] returned.
 pub(crate) fn settle(settle: Settle) {
-    if settle != Settle::Nothing {
+    if settle != Settle::Unrecorded {
         registry().settle(settle);
         SETTLED.notify_all();
     }
@@ -293,7 +315,7 @@ mod tests {
     /// Maps and settles, as a guard's preload does.
     fn preload(r: &mut Registry, start: usize, bytes: usize, write: bool) -> Step {
         let step = acquire(r, start, bytes, write);
-        if let Step::Runtime(s) = step {
+        if let Step::Runtime(s) | Step::Refresh(s) | Step::MapRefresh(s) = step {
             r.settle(s);
         }
         step
@@ -310,7 +332,7 @@ mod tests {
     #[test]
     fn nested_preloads_are_counted_and_the_last_releases() {
         let mut r = Registry::default();
-        assert_eq!(preload(&mut r, 100, 50, READ), Step::Runtime(Settle::Mapped((0, 100, 150))));
+        assert_eq!(preload(&mut r, 100, 50, READ), Step::Runtime(Settle::Done((0, 100, 150))));
         // The same data, or data inside it: no runtime call either way.
         assert_eq!(preload(&mut r, 100, 50, READ), Step::Counted);
         assert_eq!(preload(&mut r, 110, 10, READ), Step::Counted);
@@ -328,17 +350,20 @@ mod tests {
     fn preload_mut_maps_through_the_runtime_every_time() {
         let mut r = Registry::default();
         // A root a leaked `Preload` keeps: a `PreloadMut` of it copies, both ways.
-        assert!(matches!(preload(&mut r, 0, 64, READ), Step::Runtime(Settle::Mapped(_))));
-        assert_eq!(preload(&mut r, 0, 64, WRITE), Step::Runtime(Settle::Nothing));
-        assert_eq!(drop_guard(&mut r, 0, 64, WRITE), Step::Runtime(Settle::Nothing));
-        assert_eq!(r.roots[&(0, 0, 64)], Root { readers: 1, ..Root::default() });
+        assert!(matches!(preload(&mut r, 0, 64, READ), Step::Runtime(Settle::Done(_))));
+        assert_eq!(preload(&mut r, 0, 64, WRITE), Step::Runtime(Settle::Done((0, 0, 64))));
+        assert_eq!(drop_guard(&mut r, 0, 64, WRITE), Step::Runtime(Settle::Done((0, 0, 64))));
+        assert_eq!(r.roots[&(0, 0, 64)], Root { reads: vec![(0, 64)], ..Root::default() });
         // A root of `PreloadMut`s alone: the first `Preload` takes the readers' reference.
-        assert!(matches!(preload(&mut r, 100, 8, WRITE), Step::Runtime(Settle::Mapped(_))));
-        assert_eq!(preload(&mut r, 100, 4, READ), Step::Runtime(Settle::Mapped((0, 100, 108))));
-        assert_eq!(preload(&mut r, 104, 4, READ), Step::Counted);
+        assert!(matches!(preload(&mut r, 100, 8, WRITE), Step::Runtime(Settle::Done(_))));
+        // It copies its data in again: no guard held it, so the host may have changed it.
+        assert_eq!(preload(&mut r, 100, 4, READ), Step::MapRefresh(Settle::Done((0, 100, 108))));
+        assert_eq!(preload(&mut r, 104, 4, READ), Step::Refresh(Settle::Done((0, 100, 108))));
+        assert_eq!(preload(&mut r, 104, 2, READ), Step::Counted);
+        assert_eq!(drop_guard(&mut r, 104, 2, READ), Step::Counted);
         assert_eq!(drop_guard(&mut r, 100, 4, READ), Step::Counted);
         // The readers' reference goes; the `PreloadMut` keeps the root.
-        assert_eq!(drop_guard(&mut r, 104, 4, READ), Step::Runtime(Settle::Nothing));
+        assert_eq!(drop_guard(&mut r, 104, 4, READ), Step::Runtime(Settle::Done((0, 100, 108))));
         assert_eq!(
             drop_guard(&mut r, 100, 8, WRITE),
             Step::Runtime(Settle::Released((0, 100, 108)))
@@ -355,11 +380,11 @@ mod tests {
             let e = r.acquire(0, start, bytes, READ, room);
             assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{start}+{bytes}: {e:?}");
         }
-        assert!(matches!(preload(&mut r, 20, 10, READ), Step::Runtime(Settle::Mapped(_))));
-        assert!(matches!(preload(&mut r, 0, 10, READ), Step::Runtime(Settle::Mapped(_))));
+        assert!(matches!(preload(&mut r, 20, 10, READ), Step::Runtime(Settle::Done(_))));
+        assert!(matches!(preload(&mut r, 0, 10, READ), Step::Runtime(Settle::Done(_))));
         // Another device's record is its own.
         let other = r.acquire(1, 0, 100, READ, room).unwrap();
-        assert!(matches!(other, Some(Step::Runtime(Settle::Mapped((1, 0, 100))))));
+        assert!(matches!(other, Some(Step::Runtime(Settle::Done((1, 0, 100))))));
     }
 
     #[test]
@@ -377,7 +402,39 @@ mod tests {
         let Some(Step::Runtime(released)) = r.release(0, 0, 64, READ) else { panic!() };
         assert_eq!(r.acquire(0, 0, 128, READ, room).unwrap(), None);
         r.settle(released);
-        assert!(matches!(acquire(&mut r, 0, 128, READ), Step::Runtime(Settle::Mapped(_))));
+        assert!(matches!(acquire(&mut r, 0, 128, READ), Step::Runtime(Settle::Done(_))));
+    }
+
+    #[test]
+    fn data_no_live_preload_holds_is_copied_in_again() {
+        let mut r = Registry::default();
+        // `preload(&s)`, `preload(&s.a)`, drop the first: `s.b` is free for the host to change.
+        let _ = preload(&mut r, 0, 64, READ);
+        assert_eq!(preload(&mut r, 0, 32, READ), Step::Counted);
+        assert_eq!(drop_guard(&mut r, 0, 64, READ), Step::Counted);
+        // `preload(&s.b)`: present, but copied in again; then held, so a part of it is counted.
+        assert_eq!(preload(&mut r, 32, 32, READ), Step::Refresh(Settle::Done((0, 0, 64))));
+        assert_eq!(preload(&mut r, 40, 8, READ), Step::Counted);
+    }
+
+    #[test]
+    fn runtime_calls_on_a_root_are_one_at_a_time() {
+        let mut r = Registry::default();
+        let _ = preload(&mut r, 0, 64, READ);
+        assert_eq!(preload(&mut r, 0, 32, READ), Step::Counted);
+        // A `PreloadMut` of another part of it (a struct's other field) is being mapped: the
+        // readers' releases wait for that call.
+        let Step::Runtime(writer) = acquire(&mut r, 32, 32, WRITE) else { panic!() };
+        assert_eq!(r.release(0, 0, 64, READ), None);
+        r.settle(writer);
+        assert_eq!(drop_guard(&mut r, 0, 64, READ), Step::Counted);
+        // The readers' reference is being released: the writer's release, the last one, waits.
+        let Some(Step::Runtime(readers)) = r.release(0, 0, 32, READ) else { panic!() };
+        assert_eq!(readers, Settle::Done((0, 0, 64)));
+        assert_eq!(r.release(0, 32, 32, WRITE), None);
+        r.settle(readers);
+        assert_eq!(drop_guard(&mut r, 32, 32, WRITE), Step::Runtime(Settle::Released((0, 0, 64))));
+        assert!(r.roots.is_empty());
     }
 
     #[test]

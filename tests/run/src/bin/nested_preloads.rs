@@ -1,7 +1,8 @@
 //! `Preload`s of data inside live `Preload`s' data share their device copy and cost no runtime
 //! call: the runtime sees one mapping, however many guards there are and whichever goes first.
-//! A `PreloadMut` of mapped data still goes through the runtime: it copies ALWAYS, both ways.
-//@ run: 1000 => h2d=5 d2h=2 present=1
+//! Data still mapped but held by no live `Preload` is copied in again (the host may have changed
+//! it). A `PreloadMut` of mapped data still goes through the runtime: it copies ALWAYS, both ways.
+//@ run: 1000 => h2d=7 d2h=2 present=1
 
 fn main() {
     let pairs: usize = std::env::args().nth(1).unwrap().parse().unwrap();
@@ -15,11 +16,12 @@ fn main() {
             drop(part);
         }
         // A guard that outlives the one that mapped the data keeps the mapping: data inside it
-        // is still present.
+        // is still present. Beyond `inner`'s part, the host was free to change it, so it is
+        // copied in again (an update each), without a new mapping.
         let inner = offload::preload(&xs[..16]);
         drop(outer);
-        let more = offload::try_preload(&xs[8..24]).expect("inside the mapping");
-        let again = offload::try_preload(&xs[..]).expect("the mapping itself");
+        let more = offload::try_preload(&xs[8..24]).expect("inside the mapping"); // 1 in
+        let again = offload::try_preload(&xs[..]).expect("the mapping itself"); // 1 in
         drop((inner, again, more));
     }
     // All gone: new data under the same addresses is copied in again.
