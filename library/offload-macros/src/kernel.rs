@@ -86,38 +86,25 @@ fn param(arg: &FnArg) -> Result<Param> {
 impl Param {
     /// The slot parameters of the entry point (name and type), and the expression rebuilding
     /// the argument. Address slots are typed as pointers, so the nvptx backend knows them for
-    /// global memory (`ld.global`, not generic loads); literal slots are `u64`. With
-    /// `read_only`, the address slots of shared data are `Option<&u8>` instead (null for empty
-    /// data): rustc marks such a parameter `noalias readonly`, which lets the nvptx backend load
-    /// through the read-only data path (`ld.global.nc`), as nvcc does for
-    /// `const T *__restrict__`.
-    fn device_slots(&self, read_only: bool) -> (Vec<(Ident, TokenStream)>, TokenStream) {
+    /// global memory (`ld.global`, not generic loads); literal slots are `u64`.
+    fn device_slots(&self) -> (Vec<(Ident, TokenStream)>, TokenStream) {
         let address = format_ident!("{}_slot", self.name);
         let len = format_ident!("{}_len", self.name);
         let p = quote!(::offload::__private);
         let ptr = quote!(*mut u8);
         let word = quote!(u64);
-        let shared = if read_only {
-            (quote!(::core::option::Option<&u8>), quote!(#p::read_only(#address)))
-        } else {
-            (ptr.clone(), quote!(#address))
-        };
         match &self.shape {
             Shape::Value(ty) => (vec![(address.clone(), word)], quote!(#p::value::<#ty>(#address))),
             Shape::Ref { elem, mutable: false } => {
-                let (ty, value) = shared;
-                (vec![(address.clone(), ty)], quote!(#p::reference::<#elem>(#value)))
+                (vec![(address.clone(), ptr)], quote!(#p::reference::<#elem>(#address)))
             }
             Shape::Ref { elem, mutable: true } => {
                 (vec![(address.clone(), ptr)], quote!(#p::reference_mut::<#elem>(#address)))
             }
-            Shape::Slice { elem, mutable: false } => {
-                let (ty, value) = shared;
-                (
-                    vec![(address.clone(), ty), (len.clone(), word)],
-                    quote!(#p::slice::<#elem>(#value, #len)),
-                )
-            }
+            Shape::Slice { elem, mutable: false } => (
+                vec![(address.clone(), ptr), (len.clone(), word)],
+                quote!(#p::slice::<#elem>(#address, #len)),
+            ),
             Shape::Slice { elem, mutable: true } => (
                 vec![(address.clone(), ptr), (len.clone(), word)],
                 quote!(#p::slice_mut::<#elem>(#address, #len)),
@@ -147,16 +134,8 @@ fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
     let entry = format_ident!("__offload_entry_{}", name);
     let marker_symbol = format!("{KERNEL_MARKER_PREFIX}{symbol}");
     let marker_static = format_ident!("__OFFLOAD_KERNEL_{}", symbol.to_uppercase());
-    let entry_slots = |read_only: bool| {
-        let (slots, args): (Vec<_>, Vec<_>) =
-            params.iter().map(|p| p.device_slots(read_only)).unzip();
-        let (slots, types): (Vec<Ident>, Vec<TokenStream>) = slots.into_iter().flatten().unzip();
-        (slots, types, args)
-    };
-    // Read-only slots on nvptx only: the host-offload plugin may pass a dangling host address
-    // for empty data, which an `Option<&u8>` must not hold; the library's GPU launches pass null.
-    let (gpu_slots, gpu_slot_types, gpu_args) = entry_slots(true);
-    let (slots, slot_types, args) = entry_slots(false);
+    let (slots, args): (Vec<_>, Vec<_>) = params.iter().map(Param::device_slots).unzip();
+    let (slots, slot_types): (Vec<Ident>, Vec<TokenStream>) = slots.into_iter().flatten().unzip();
     let attrs = &func.attrs;
     let vis = &func.vis;
     let sig = &func.sig;
@@ -171,8 +150,8 @@ fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
         #[cfg(all(offload_device, target_arch = "nvptx64"))]
         #[doc(hidden)]
         #[unsafe(export_name = #symbol)]
-        pub unsafe extern "ptx-kernel" fn #entry(_dyn_ptr: *mut u8, _geometry: u64, #(#gpu_slots: #gpu_slot_types),*) {
-            unsafe { #name(#(#gpu_args),*) }
+        pub unsafe extern "ptx-kernel" fn #entry(_dyn_ptr: *mut u8, _geometry: u64, #(#slots: #slot_types),*) {
+            unsafe { #name(#(#args),*) }
         }
 
         /// Names this kernel in the host-offload image's exports, for the build's check that

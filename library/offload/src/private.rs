@@ -91,12 +91,6 @@ pub unsafe fn reference_mut<'a, T>(address: *mut u8) -> &'a mut T {
     unsafe { &mut *address }
 }
 
-/// The address of a read-only slot (`Option<&u8>` in the nvptx entry, null for empty data).
-#[inline(always)]
-pub fn read_only(slot: Option<&u8>) -> *mut u8 {
-    slot.map_or(core::ptr::null_mut(), |r| core::ptr::from_ref(r).cast_mut())
-}
-
 /// A `&[T]` parameter from its address and length slots.
 ///
 /// # Safety
