@@ -5,6 +5,7 @@
 //! (address, then length). The argument's type decides how the address slot is mapped.
 
 use crate::intrinsics::arg_kind;
+use crate::ranges::LaunchHold;
 use crate::stream::Slot;
 use crate::view::{PresentSlice, PresentSliceMut};
 use crate::{DeviceCopy, Error, Preload, PreloadMut};
@@ -284,11 +285,12 @@ pub fn check_devices(kernel: &'static str, device: i64, arguments: &[i64]) -> Re
 /// Checks the data a launch maps around itself (the slots of its plain `&T`/`&mut T`
 /// arguments) before the runtime sees it: a range that partly overlaps preloaded data, or an
 /// earlier argument, is [`Error::OverlapsMapped`], and new data the device has no room for is
-/// [`Error::OutOfMemory`]; libomptarget 19 would end the process on either. With only present
-/// data and values (the kinds are constants) this folds away.
+/// [`Error::OutOfMemory`]; libomptarget 19 would end the process on either. The returned hold
+/// keeps that data marked in the library's record of mappings until it is dropped, after the
+/// launch. With only present data and values (the kinds are constants) this folds away.
 #[inline(always)]
-pub fn check_mapped(device: i64, slots: &[Slot]) -> Result<(), Error> {
-    if slots.iter().any(mapped) { check_mapped_slots(device, slots) } else { Ok(()) }
+pub fn check_mapped(device: i64, slots: &[Slot]) -> Result<LaunchHold, Error> {
+    if slots.iter().any(mapped) { check_mapped_slots(device, slots) } else { Ok(LaunchHold::NONE) }
 }
 
 /// A non-empty slot the launch maps around itself (empty data is not mapped: it reaches the
@@ -299,9 +301,9 @@ pub(crate) fn mapped(slot: &Slot) -> bool {
 }
 
 #[inline(never)]
-fn check_mapped_slots(device: i64, slots: &[Slot]) -> Result<(), Error> {
+fn check_mapped_slots(device: i64, slots: &[Slot]) -> Result<LaunchHold, Error> {
     let ranges = slots.iter().filter(|s| mapped(s)).map(|s| (s.value as usize, s.size as usize));
-    crate::ranges::check_launch(device, ranges)
+    crate::ranges::hold_launch(device, ranges)
 }
 
 /// A device argument with -1 (the default) replaced by the default device's number.

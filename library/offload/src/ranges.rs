@@ -13,7 +13,9 @@
 //!
 //! Every runtime call on a root is made with the root marked busy: a guard of overlapping data
 //! on another thread waits for that call rather than racing it, so the runtime's reference
-//! count and the record agree whenever the record is consulted.
+//! count and the record agree whenever the record is consulted. A launch's plain `&T`/`&mut T`
+//! arguments, which the runtime maps and releases within the launch, hold their roots busy
+//! for its length ([`LaunchHold`]); new ones are roots of the launch's own until it returns.
 
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -68,6 +70,10 @@ pub(crate) enum Settle {
 #[derive(Debug, Default)]
 struct Registry {
     roots: BTreeMap<Key, Root>,
+    /// The roots each running launch holds ([`LaunchHold`]), by its number.
+    launches: BTreeMap<u64, Vec<(Key, bool)>>,
+    /// The number of the next launch that holds roots (0: none).
+    next_launch: u64,
 }
 
 /// Where a range stands against the roots.
@@ -206,12 +212,21 @@ impl Registry {
         }
     }
 
-    /// The new bytes a launch maps around itself (`(start, bytes)` of each plain argument, in
-    /// order), checked as a preload is; `None`: wait and try again.
-    fn launch_bytes(&self, device: i64, ranges: &[(usize, usize)]) -> Result<Option<usize>, Error> {
+    /// The roots a launch maps around itself (`(start, bytes)` of each plain argument, in
+    /// order), checked as a preload is and marked busy for the launch: the runtime maps them
+    /// and releases them within it. New ranges become roots of the launch's own (`true`).
+    /// `room` refuses the new bytes together; `None`: wait and try again.
+    fn hold_launch(
+        &mut self,
+        device: i64,
+        ranges: &[(usize, usize)],
+        room: impl FnOnce(usize) -> Result<(), Error>,
+    ) -> Result<Option<Vec<(Key, bool)>>, Error> {
         let mut new = 0usize;
+        let mut held = Vec::new();
         // The launch maps its arguments in order: a later one must lie inside an earlier one it
-        // overlaps (then it is present), or the runtime ends the process.
+        // overlaps (then it is present, and the earlier one's hold covers it), or the runtime
+        // ends the process.
         for (i, &(start, bytes)) in ranges.iter().enumerate() {
             let end = start + bytes;
             let mut inside_earlier = false;
@@ -224,17 +239,44 @@ impl Registry {
                     inside_earlier = true;
                 }
             }
+            if inside_earlier {
+                continue;
+            }
             match self.standing(device, start, bytes)? {
                 Standing::Busy => return Ok(None),
-                Standing::New if !inside_earlier => new = new.saturating_add(bytes),
-                Standing::New | Standing::Present(_) => {}
+                Standing::New => {
+                    new = new.saturating_add(bytes);
+                    held.push(((device, start, end), true));
+                }
+                Standing::Present(key) => held.push((key, false)),
             }
         }
-        Ok(Some(new))
+        room(new)?;
+        for &(key, own) in &held {
+            if own {
+                self.roots.insert(key, Root { busy: 1, ..Root::default() });
+            } else {
+                self.roots.get_mut(&key).expect("standing found it").busy += 1;
+            }
+        }
+        Ok(Some(held))
+    }
+
+    /// The launch that [`hold_launch`](Self::hold_launch) marked returned: its own roots are
+    /// gone (the runtime released them), the others are no longer busy.
+    fn release_launch(&mut self, held: &[(Key, bool)]) {
+        for &(key, own) in held {
+            if own {
+                self.roots.remove(&key);
+            } else if let Some(root) = self.roots.get_mut(&key) {
+                root.busy = root.busy.saturating_sub(1);
+            }
+        }
     }
 }
 
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry { roots: BTreeMap::new() });
+static REGISTRY: Mutex<Registry> =
+    Mutex::new(Registry { roots: BTreeMap::new(), launches: BTreeMap::new(), next_launch: 1 });
 /// Signalled whenever a busy root settles.
 static SETTLED: Condvar = Condvar::new();
 
@@ -283,18 +325,61 @@ pub(crate) fn settle(settle: Settle) {
     }
 }
 
+/// The roots a running launch holds ([`hold_launch`]), by its number in the record (0: none);
+/// dropping it releases them. A number rather than the list, so that a hold of nothing has no
+/// drop glue left once inlined.
+#[must_use]
+pub struct LaunchHold(u64);
+
+impl LaunchHold {
+    /// A launch that maps nothing around itself holds nothing.
+    pub(crate) const NONE: LaunchHold = LaunchHold(0);
+}
+
+impl Drop for LaunchHold {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.0 != 0 {
+            release_launch(self.0);
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn release_launch(number: u64) {
+    let mut registry = registry();
+    if let Some(held) = registry.launches.remove(&number) {
+        registry.release_launch(&held);
+    }
+    drop(registry);
+    SETTLED.notify_all();
+}
+
 /// Checks the data a launch maps around itself (`(start, bytes)` of each plain `&T`/`&mut T`
-/// argument, in order) as [`acquire`] checks a preload, without recording it: every range
-/// inside a root or disjoint from all, inside an earlier argument it overlaps, and the new
-/// ones fitting in the device's memory together.
-pub(crate) fn check_launch(
+/// argument, in order) as [`acquire`] checks a preload: every range inside a root or disjoint
+/// from all, inside an earlier argument it overlaps, and the new ones fitting in the device's
+/// memory together. The roots involved stay busy until the returned hold is dropped, after the
+/// launch: the runtime maps and releases them within it, and a guard of overlapping data on
+/// another thread waits for that rather than racing it.
+pub(crate) fn hold_launch(
     device: i64,
     ranges: impl Iterator<Item = (usize, usize)>,
-) -> Result<(), Error> {
+) -> Result<LaunchHold, Error> {
     let device = device_key(device);
     let ranges: Vec<(usize, usize)> = ranges.collect();
-    let new = until_settled(|registry| registry.launch_bytes(device, &ranges).transpose())?;
-    memory::check_room(device, new)
+    let room = |bytes| memory::check_room(device, bytes);
+    until_settled(|registry| {
+        let held = match registry.hold_launch(device, &ranges, room) {
+            Ok(Some(held)) => held,
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        let number = registry.next_launch;
+        registry.next_launch += 1;
+        registry.launches.insert(number, held);
+        Some(Ok(LaunchHold(number)))
+    })
 }
 
 #[cfg(test)]
@@ -394,7 +479,7 @@ mod tests {
         let Step::Runtime(mapped) = acquire(&mut r, 0, 64, READ) else { panic!() };
         assert_eq!(r.acquire(0, 8, 8, READ, room).unwrap(), None);
         assert_eq!(r.acquire(0, 32, 64, READ, room).unwrap(), None);
-        assert_eq!(r.launch_bytes(0, &[(8, 8)]).unwrap(), None);
+        assert_eq!(r.hold_launch(0, &[(8, 8)], room).unwrap(), None);
         r.settle(mapped);
         assert_eq!(acquire(&mut r, 8, 8, READ), Step::Counted);
         let _ = drop_guard(&mut r, 8, 8, READ);
@@ -452,11 +537,28 @@ mod tests {
     fn launch_arguments_against_roots_and_each_other() {
         let mut r = Registry::default();
         let _ = preload(&mut r, 100, 100, READ);
-        // Present, new, and new inside an earlier argument (counted once).
-        assert_eq!(r.launch_bytes(0, &[(120, 10), (0, 50), (10, 20)]).unwrap(), Some(50));
+        // Present, new, and new inside an earlier argument (counted once, held once).
+        let mut new = 0;
+        let held = r.hold_launch(0, &[(120, 10), (0, 50), (10, 20)], |b| {
+            new = b;
+            Ok(())
+        });
+        let held = held.unwrap().unwrap();
+        assert_eq!(new, 50);
+        assert_eq!(held, [((0, 100, 200), false), ((0, 0, 50), true)]);
+        // While the launch runs, guards of its data wait; its release frees them.
+        assert_eq!(r.acquire(0, 110, 10, READ, room).unwrap(), None);
+        assert_eq!(r.acquire(0, 0, 8, READ, room).unwrap(), None);
+        assert_eq!(r.release(0, 100, 100, READ), None);
+        r.release_launch(&held);
+        assert_eq!(r.roots.len(), 1);
+        assert_eq!(r.roots[&(0, 100, 200)].busy, 0);
         for ranges in [&[(50, 100)][..], &[(0, 300)], &[(0, 10), (5, 10)], &[(5, 2), (0, 10)]] {
-            let e = r.launch_bytes(0, ranges);
+            let e = r.hold_launch(0, ranges, room);
             assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{ranges:?}: {e:?}");
         }
+        let full = |bytes| Err(Error::OutOfMemory { bytes, available: 0 });
+        assert!(matches!(r.hold_launch(0, &[(0, 8)], full), Err(Error::OutOfMemory { .. })));
+        assert_eq!(r.roots.len(), 1, "a refused launch holds nothing");
     }
 }
