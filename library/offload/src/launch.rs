@@ -306,9 +306,10 @@ fn check_mapped_slots(device: i64, slots: &[Slot]) -> Result<LaunchHold, Error> 
     crate::ranges::hold_launch(device, ranges)
 }
 
-/// A device argument with -1 (the default) replaced by the default device's number.
+/// A device argument with -1 (the default) replaced by the default device's number, or kept
+/// when there is none.
 fn resolve(device: i64) -> i64 {
-    if device >= 0 { device } else { crate::rt::default_device().map_or(device, i64::from) }
+    crate::rt::resolve_device(device).unwrap_or(device)
 }
 
 /// The runtime's status of one launch, as a `Result`.

@@ -26,10 +26,7 @@ pub(crate) fn check_room(device: i64, bytes: usize) -> Result<(), Error> {
     if bytes == 0 {
         return Ok(());
     }
-    let Some(id) =
-        (if device >= 0 { Some(device) } else { rt::default_device().ok().map(i64::from) })
-            .and_then(|id| usize::try_from(id).ok())
-    else {
+    let Some(id) = rt::resolve_device(device).ok().and_then(|id| usize::try_from(id).ok()) else {
         return Ok(());
     };
     match rt::gpu_ordinal(id) {

@@ -298,7 +298,7 @@ fn until_settled<R>(mut step: impl FnMut(&mut Registry) -> Option<R>) -> R {
 /// The device a range is recorded under: -1 (the default) as the default device's number, so
 /// that `preload` and `Device::preload` on the default device see each other's ranges.
 fn device_key(device: i64) -> i64 {
-    if device >= 0 { device } else { crate::rt::default_device().map_or(device, i64::from) }
+    crate::rt::resolve_device(device).unwrap_or(device)
 }
 
 /// Records a guard's range `start..start + bytes` on `device` (`write`: a `PreloadMut`), or

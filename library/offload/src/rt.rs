@@ -45,6 +45,12 @@ pub(crate) fn default_device() -> Result<i32, Error> {
     Ok(device)
 }
 
+/// A device argument as the runtime's device number: -1 (the default) becomes the default
+/// device's, which the runtime is asked on each call (a program may change it).
+pub(crate) fn resolve_device(device: i64) -> Result<i64, Error> {
+    if device >= 0 { Ok(device) } else { default_device().map(i64::from) }
+}
+
 /// The runtime's CUDA devices, as CUDA ordinals: entry `n` is the GPU the runtime numbers `n`.
 /// Set before the images register when one of them is a cubin: the runtime registers it first
 /// and numbers, in the driver's order, the GPUs that can run it (same major compute capability,

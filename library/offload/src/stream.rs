@@ -114,8 +114,7 @@ fn cuda_ordinal(image: CudaImage, device: i64) -> Option<(usize, usize)> {
     if image.ptr.is_null() || image.len <= 0 {
         return None;
     }
-    let device = if device >= 0 { device } else { i64::from(rt::default_device().ok()?) };
-    let id = usize::try_from(device).ok()?;
+    let id = usize::try_from(rt::resolve_device(device).ok()?).ok()?;
     let ordinal = rt::gpu_ordinal(id)?;
     (ordinal < MAX_GPUS).then_some((id, ordinal))
 }
@@ -316,14 +315,7 @@ fn synchronize_device(device: i64) -> Result<(), Error> {
     if !(0..OPENED.load(Ordering::Acquire)).any(pending) {
         return Ok(());
     }
-    let device = if device >= 0 {
-        device
-    } else {
-        match rt::default_device() {
-            Ok(d) => i64::from(d),
-            Err(_) => return Ok(()),
-        }
-    };
+    let Ok(device) = rt::resolve_device(device) else { return Ok(()) };
     match usize::try_from(device).ok().and_then(rt::gpu_ordinal) {
         Some(ordinal) if ordinal < MAX_GPUS => synchronize_ordinal(ordinal),
         _ => Ok(()),
