@@ -26,10 +26,11 @@
 //! @llvm.global_ctors = appending global [...] [{ i32 100, ptr @.offload_rt.load, ptr null }, ...]
 //! ```
 
-use anyhow::Result;
-use inkwell::AddressSpace;
+use anyhow::{Result, anyhow, bail};
+use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{BasicMetadataValueEnum, FunctionValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue};
+use inkwell::{AddressSpace, GlobalVisibility};
 
 use crate::appending;
 use crate::runtime::make_private_constant;
@@ -55,7 +56,141 @@ pub fn bind_runtime_through_table(module: &Module<'_>) -> Result<usize> {
     else {
         return Ok(0);
     };
-    let declarations: Vec<FunctionValue> = module
+    let declarations = bindable_declarations(module);
+    if declarations.is_empty() {
+        return Ok(0);
+    }
+    through_table(module, loader, &declarations, Linkage::Internal)?;
+    Ok(declarations.len())
+}
+
+/// A runtime function a unit calls, which the glue binds for it.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct RuntimeFunction {
+    pub name: String,
+    /// Its LLVM function type, as IR text (`void (ptr, i64)`).
+    pub ty: String,
+    /// Its LLVM calling convention number.
+    pub call_conv: u32,
+}
+
+/// In a unit: points every call of a runtime function at `<name>.offload_rt`, a hidden symbol the
+/// glue defines (through the loader's table, or straight to the runtime where the program holds
+/// no loader), and returns the functions.
+pub(crate) fn redirect_to_glue(module: &Module<'_>) -> Vec<RuntimeFunction> {
+    bindable_declarations(module)
+        .into_iter()
+        .filter(|f| f.as_global_value().as_pointer_value().get_first_use().is_some())
+        .map(|f| {
+            let name = f.get_name().to_string_lossy().into_owned();
+            let function = RuntimeFunction {
+                ty: f.get_type().print_to_string().to_string(),
+                call_conv: f.get_call_conventions(),
+                name: name.clone(),
+            };
+            f.as_global_value().set_name(&format!("{name}{TRAMPOLINE_SUFFIX}"));
+            f.as_global_value().set_visibility(GlobalVisibility::Hidden);
+            function
+        })
+        .collect()
+}
+
+/// In the glue: defines `<name>.offload_rt` for each of the units' `functions`, hidden and
+/// external. With the library's `loader` linked in the program, they and the glue's own runtime
+/// calls go through its table; without it, each forwards to the runtime function itself, which
+/// the dynamic loader binds. Returns how many functions the table binds.
+pub(crate) fn export_trampolines(
+    module: &Module<'_>,
+    functions: &[RuntimeFunction],
+    loader: bool,
+) -> Result<usize> {
+    let cx = module.get_context();
+    if !functions.is_empty() {
+        let text: String = functions
+            .iter()
+            .map(|f| {
+                let (ret, params) = f.ty.split_once(" (").ok_or_else(|| {
+                    anyhow!("`{}` is not a function type (of `{}`)", f.ty, f.name)
+                })?;
+                Ok(format!("declare cc {} {ret} @\"{}\"({params}\n", f.call_conv, f.name))
+            })
+            .collect::<Result<_>>()?;
+        let buffer = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), "runtime");
+        let declarations = cx
+            .create_module_from_ir(buffer)
+            .map_err(|e| anyhow!("declaring the units' runtime functions: {e}"))?;
+        // Types belong to the context: the declarations are copied over by type (linking the
+        // module would drop them, as nothing uses them yet).
+        for f in declarations.get_functions() {
+            let name = f.get_name().to_string_lossy();
+            match module.get_function(&name) {
+                Some(existing) if existing.get_type() != f.get_type() => bail!(
+                    "`{name}` is called as {} by a unit and as {} by the lowering",
+                    f.get_type(),
+                    existing.get_type()
+                ),
+                Some(_) => {}
+                None => {
+                    module
+                        .add_function(&name, f.get_type(), None)
+                        .set_call_conventions(f.get_call_conventions());
+                }
+            }
+        }
+    }
+    let exported: Vec<FunctionValue> = bindable_declarations(module)
+        .into_iter()
+        .filter(|f| {
+            let name = f.get_name().to_bytes();
+            functions.iter().any(|u| u.name.as_bytes() == name)
+                || f.as_global_value().as_pointer_value().get_first_use().is_some()
+        })
+        .collect();
+    if loader {
+        let ptr = cx.ptr_type(AddressSpace::default());
+        let loader_ty =
+            cx.void_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into()], false);
+        let loader = module.add_function(LOAD_RUNTIME, loader_ty, None);
+        if !exported.is_empty() {
+            through_table(module, loader, &exported, Linkage::External)?;
+        }
+        return Ok(exported.len());
+    }
+    let b = cx.create_builder();
+    for f in exported
+        .iter()
+        .filter(|f| functions.iter().any(|u| u.name.as_bytes() == f.get_name().to_bytes()))
+    {
+        let name = f.get_name().to_string_lossy();
+        let trampoline = module.add_function(
+            &format!("{name}{TRAMPOLINE_SUFFIX}"),
+            f.get_type(),
+            Some(Linkage::External),
+        );
+        trampoline.as_global_value().set_visibility(GlobalVisibility::Hidden);
+        trampoline.set_call_conventions(f.get_call_conventions());
+        b.position_at_end(cx.append_basic_block(trampoline, "entry"));
+        let args: Vec<BasicMetadataValueEnum> =
+            trampoline.get_param_iter().map(Into::into).collect();
+        let call = b.build_call(*f, &args, "")?;
+        call.set_tail_call(true);
+        call.set_call_convention(f.get_call_conventions());
+        match call.try_as_basic_value().basic() {
+            Some(value) => b.build_return(Some(&value))?,
+            None => b.build_return(None)?,
+        };
+    }
+    Ok(0)
+}
+
+/// Suffix of the trampoline that stands for a runtime function.
+const TRAMPOLINE_SUFFIX: &str = ".offload_rt";
+
+/// The module's declarations of runtime functions that a trampoline can stand for.
+fn bindable_declarations<'ctx>(module: &Module<'ctx>) -> Vec<FunctionValue<'ctx>> {
+    module
         .get_functions()
         .filter(|f| f.count_basic_blocks() == 0 && !f.get_type().is_var_arg())
         // A trampoline forwards plain values: a parameter passed in memory (`byval`, `sret`,
@@ -73,10 +208,17 @@ pub fn bind_runtime_through_table(module: &Module<'_>) -> Result<usize> {
             let name = f.get_name().to_bytes();
             RUNTIME_PREFIXES.iter().any(|p| name.starts_with(p.as_bytes()))
         })
-        .collect();
-    if declarations.is_empty() {
-        return Ok(0);
-    }
+        .collect()
+}
+
+/// Defines a trampoline for each of `declarations` that calls through a table which `loader`
+/// fills in a constructor, and points the declarations' uses at them.
+fn through_table<'ctx>(
+    module: &Module<'ctx>,
+    loader: FunctionValue<'ctx>,
+    declarations: &[FunctionValue<'ctx>],
+    linkage: Linkage,
+) -> Result<()> {
     let cx = module.get_context();
     let ptr = cx.ptr_type(AddressSpace::default());
     let i32t = cx.i32_type();
@@ -104,7 +246,10 @@ pub fn bind_runtime_through_table(module: &Module<'_>) -> Result<usize> {
         let name = declaration.get_name().to_string_lossy().into_owned();
         let fn_ty = declaration.get_type();
         let trampoline =
-            module.add_function(&format!("{name}.offload_rt"), fn_ty, Some(Linkage::Internal));
+            module.add_function(&format!("{name}{TRAMPOLINE_SUFFIX}"), fn_ty, Some(linkage));
+        if linkage != Linkage::Internal {
+            trampoline.as_global_value().set_visibility(GlobalVisibility::Hidden);
+        }
         trampoline.set_call_conventions(declaration.get_call_conventions());
         b.position_at_end(cx.append_basic_block(trampoline, "entry"));
         // SAFETY: the indices are within the table's type.
@@ -148,5 +293,5 @@ pub fn bind_runtime_through_table(module: &Module<'_>) -> Result<usize> {
     )?;
     b.build_return(None)?;
     appending::append_ctor(module, LOAD_PRIORITY, load.as_global_value().as_pointer_value());
-    Ok(n)
+    Ok(())
 }

@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use anyhow::{Context as _, Result, anyhow};
-use inkwell::AddressSpace;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
@@ -13,6 +12,7 @@ use inkwell::values::{
     BasicMetadataValueEnum, BasicValueEnum, FunctionValue, GlobalValue, InstructionValue, IntValue,
     PointerValue,
 };
+use inkwell::{AddressSpace, GlobalVisibility};
 
 use crate::abi::{KERNEL_ARGS_VERSION, kernel_args};
 use crate::maptype::{self, SlotMapTypes};
@@ -34,11 +34,23 @@ struct ArgEntry<'ctx> {
     size: IntValue<'ctx>,
 }
 
+/// Where the lowering puts the `.<kernel>.region_id` of a launched kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RegionIds {
+    /// Defined in the module, internal: the module is the whole program.
+    Internal,
+    /// Declared, hidden: the module is one unit, and the glue defines them.
+    Declared,
+    /// Defined, hidden, for the units that declare them: the module is the glue.
+    Exported,
+}
+
 pub(crate) struct Lowering<'a, 'ctx> {
     pub(crate) cx: &'ctx Context,
     pub(crate) module: &'a Module<'ctx>,
     pub(crate) rt: &'a Runtime<'ctx>,
     builder: Builder<'ctx>,
+    pub(crate) region_ids: RegionIds,
     /// `.<kernel>.region_id` of every launched kernel, in first-launch order.
     pub(crate) kernels: Vec<(String, GlobalValue<'ctx>)>,
     /// Map-type tables by content, so identical launches share them.
@@ -48,12 +60,18 @@ pub(crate) struct Lowering<'a, 'ctx> {
 }
 
 impl<'a, 'ctx> Lowering<'a, 'ctx> {
-    pub(crate) fn new(cx: &'ctx Context, module: &'a Module<'ctx>, rt: &'a Runtime<'ctx>) -> Self {
+    pub(crate) fn new(
+        cx: &'ctx Context,
+        module: &'a Module<'ctx>,
+        rt: &'a Runtime<'ctx>,
+        region_ids: RegionIds,
+    ) -> Self {
         Lowering {
             cx,
             module,
             rt,
             builder: cx.create_builder(),
+            region_ids,
             kernels: Vec::new(),
             tables: HashMap::new(),
             sites: HashMap::new(),
@@ -257,15 +275,28 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     }
 
     /// `.<kernel>.region_id`: the unique host byte that names the kernel to the runtime.
-    fn region_id(&mut self, kernel: &str) -> GlobalValue<'ctx> {
+    pub(crate) fn region_id(&mut self, kernel: &str) -> GlobalValue<'ctx> {
         if let Some((_, g)) = self.kernels.iter().find(|(k, _)| k == kernel) {
             return *g;
         }
         let i8t = self.cx.i8_type();
         let g = self.module.add_global(i8t, None, &format!(".{kernel}.region_id"));
-        g.set_initializer(&i8t.const_zero());
         g.set_constant(true);
-        g.set_linkage(Linkage::Internal);
+        match self.region_ids {
+            RegionIds::Internal => {
+                g.set_initializer(&i8t.const_zero());
+                g.set_linkage(Linkage::Internal);
+            }
+            RegionIds::Declared => {
+                g.set_linkage(Linkage::External);
+                g.set_visibility(GlobalVisibility::Hidden);
+            }
+            RegionIds::Exported => {
+                g.set_initializer(&i8t.const_zero());
+                g.set_linkage(Linkage::External);
+                g.set_visibility(GlobalVisibility::Hidden);
+            }
+        }
         self.kernels.push((kernel.to_owned(), g));
         g
     }

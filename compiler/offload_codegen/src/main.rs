@@ -33,6 +33,10 @@ struct Args {
     /// A device image to embed, as TRIPLE=PATH (repeatable).
     #[arg(long = "image", value_name = "TRIPLE=PATH")]
     images: Vec<String>,
+    /// Lower the module as one unit of a program, then append the program's glue made from
+    /// it (as `offload-ld` does with each codegen unit).
+    #[arg(long)]
+    split: bool,
     /// Optimisation level of the object code (with --emit obj).
     #[arg(long, default_value_t = 2)]
     opt_level: u8,
@@ -59,7 +63,12 @@ fn run(args: Args) -> Result<()> {
     let cx = Context::create();
     let module = read_module(&cx, &args.input)?;
     let images = args.images.iter().map(|s| parse_image(s)).collect::<Result<Vec<_>>>()?;
-    offload_codegen::lower(&cx, &module, &Config { abi: args.abi, images })?;
+    let config = Config { abi: args.abi, images };
+    if args.split {
+        offload_codegen::lower_split(&cx, &module, &config)?;
+    } else {
+        offload_codegen::lower(&cx, &module, &config)?;
+    }
     match args.emit {
         Emit::LlvmIr => module
             .print_to_file(&args.output)

@@ -11,7 +11,7 @@ use inkwell::values::{BasicValueEnum, GlobalValue, StructValue};
 
 use crate::abi::{OffloadEntry, RuntimeAbi};
 use crate::appending;
-use crate::lower::Lowering;
+use crate::lower::{Lowering, RegionIds};
 use crate::runtime::make_private_constant;
 
 /// Priority of the registration constructor, as clang's (before user constructors at 65535).
@@ -140,7 +140,11 @@ impl<'ctx> Lowering<'_, 'ctx> {
             && let Some(before) = self
                 .module
                 .get_function(BEFORE_CUDA_REGISTER)
-                .filter(|f| f.count_basic_blocks() > 0 && f.count_params() == 2)
+                // The glue declares it where a unit defines it.
+                .filter(|f| {
+                    (f.count_basic_blocks() > 0 || self.region_ids == RegionIds::Exported)
+                        && f.count_params() == 2
+                })
         {
             let len = cx.i64_type().const_int(len as u64, false);
             b.build_call(before, &[global.as_pointer_value().into(), len.into()], "")?;
@@ -203,12 +207,22 @@ pub(crate) const CUDA_IMAGE_LEN_SYMBOL: &str = "__rust_offload_cuda_image_len";
 /// @__rust_offload_cuda_image = internal constant ptr @.omp_offloading.device_image
 /// @__rust_offload_cuda_image_len = internal constant i64 <bytes>
 /// ```
+/// With `export` (the glue, for units that declare them), they are added, hidden and external.
 pub(crate) fn define_cuda_image<'ctx>(
     cx: &'ctx inkwell::context::Context,
     module: &inkwell::module::Module<'ctx>,
     image: Option<(GlobalValue<'ctx>, usize)>,
+    export: bool,
 ) -> Result<()> {
     let define = |name: &str, init: BasicValueEnum<'ctx>| -> Result<()> {
+        if export {
+            let g = module.add_global(init.get_type(), None, name);
+            g.set_initializer(&init);
+            g.set_constant(true);
+            g.set_linkage(Linkage::External);
+            g.set_visibility(GlobalVisibility::Hidden);
+            return Ok(());
+        }
         let Some(g) = module.get_global(name) else { return Ok(()) };
         if g.get_initializer().is_some() {
             anyhow::bail!("`{name}` is already defined: only the offload lowering defines it");

@@ -5,7 +5,7 @@ use inkwell::AddressSpace;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::StructType;
-use inkwell::values::{FunctionValue, GlobalValue};
+use inkwell::values::{BasicValue, FunctionValue, GlobalValue};
 
 use crate::abi::{BinDesc, DeviceImage, Ident, KernelArgs, OffloadEntry, RuntimeAbi};
 
@@ -86,6 +86,29 @@ impl<'ctx> Runtime<'ctx> {
             image_ty: DeviceImage::declare(cx),
             desc_ty: BinDesc::declare(cx),
             loc,
+        }
+    }
+}
+
+impl Runtime<'_> {
+    /// Deletes the declarations that nothing calls: a unit keeps only what it uses.
+    pub(crate) fn remove_unused(&self) {
+        let functions = [
+            self.begin_mapper,
+            self.end_mapper,
+            self.update_mapper,
+            self.target_kernel,
+            self.register_lib,
+            self.unregister_lib,
+            self.atexit,
+        ];
+        for f in functions {
+            if f.count_basic_blocks() == 0
+                && f.as_global_value().as_pointer_value().get_first_use().is_none()
+            {
+                // SAFETY: a declaration without uses.
+                unsafe { f.delete() };
+            }
         }
     }
 }

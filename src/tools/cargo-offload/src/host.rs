@@ -63,7 +63,9 @@ pub(crate) fn host_command(
         .env("RUSTFLAGS", flags)
         .env("OFFLOAD_LD_IMAGES", images_env)
         .env("OFFLOAD_LD_ABI", &config.abi)
-        .env("OFFLOAD_LD_RUNTIME_DIR", &config.runtime_dir);
+        .env("OFFLOAD_LD_RUNTIME_DIR", &config.runtime_dir)
+        // Objects of units that did not change, kept between links.
+        .env("OFFLOAD_LD_CACHE", project.build_dir.join("ld-cache"));
     if config.save_temps {
         cmd = cmd.env("OFFLOAD_LD_SAVE_TEMPS", project.build_dir.join("temps").join(&project.name));
     }

@@ -71,7 +71,7 @@ struct BuildArgs {
     /// Print the commands instead of running them.
     #[arg(long)]
     dry_run: bool,
-    /// Keep the linked bitcode and the lowered IR in target/offload/temps/<package>.
+    /// Keep the lowered IR of every unit and of the glue in target/offload/temps/<package>.
     #[arg(long)]
     save_temps: bool,
     /// Offload entry layout: llvm19 (Debian's libomptarget 19) or current (LLVM 20 and later).

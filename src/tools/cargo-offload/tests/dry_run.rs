@@ -94,7 +94,10 @@ fn build_makes_the_host_image_then_links_the_program_through_offload_ld() {
     assert!(ok, "{err}");
     let expected = [
         IMAGE_LINE.to_owned(),
-        host_line("build", "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib"),
+        host_line(
+            "build",
+            "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache",
+        ),
     ];
     assert_eq!(out, expected.join("\n"));
 }
@@ -109,7 +112,10 @@ fn abi_and_runtime_dir_reach_the_link_stage() {
     assert!(ok, "{err}");
     assert_eq!(
         out.lines().nth(1).unwrap(),
-        host_line("build", "OFFLOAD_LD_ABI=current OFFLOAD_LD_RUNTIME_DIR=/opt/llvm/lib")
+        host_line(
+            "build",
+            "OFFLOAD_LD_ABI=current OFFLOAD_LD_RUNTIME_DIR=/opt/llvm/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache"
+        )
     );
 }
 
@@ -118,7 +124,7 @@ fn save_temps_names_the_folder_for_the_lowered_ir() {
     let pkg = default_package();
     let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run", "--save-temps"]);
     assert!(ok, "{err}");
-    let env = "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_SAVE_TEMPS=$PKG/target/offload/temps/app";
+    let env = "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache OFFLOAD_LD_SAVE_TEMPS=$PKG/target/offload/temps/app";
     assert_eq!(out.lines().nth(1).unwrap(), host_line("build", env));
 }
 
@@ -139,7 +145,10 @@ fn test_runs_cargo_test_through_the_same_link_stage() {
     assert!(ok, "{err}");
     assert_eq!(
         out.lines().nth(1).unwrap(),
-        host_line("test", "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib")
+        host_line(
+            "test",
+            "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache"
+        )
     );
 }
 
@@ -229,7 +238,7 @@ fn all_devices_embed_the_cubin_first_then_the_host_image() {
     assert_eq!(lines[1..3], nvptx_lines("sm_80"));
     let host = host_line(
         "build",
-        "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib",
+        "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache",
     )
     .replace(
         "OFFLOAD_LD_IMAGES=x86_64",

@@ -48,10 +48,11 @@ fn lower_test(ll: &Path, out: &Path) -> Result<()> {
     let source =
         std::fs::read_to_string(&test).with_context(|| format!("reading {}", test.display()))?;
     let dir = test.parent().context("a test file has a folder")?;
-    let config = LowerFlags::from_source(&source)?
-        .config(dir)
-        .with_context(|| format!("`{LOWER_FLAGS}` of {}", test.display()))?;
-    lower_file(ll, out, &config)
+    let flags = LowerFlags::from_source(&source)?;
+    let config =
+        flags.config(dir).with_context(|| format!("`{LOWER_FLAGS}` of {}", test.display()))?;
+    let mode = if flags.split { Mode::Split } else { Mode::WholeProgram };
+    lower_file(ll, out, &config, mode)
         .with_context(|| format!("lowering the IR of {}", test.display()))?;
     Ok(())
 }
@@ -85,6 +86,9 @@ struct LowerFlags {
     /// A device image to embed, as TRIPLE=PATH (repeatable).
     #[arg(long = "image", value_name = "TRIPLE=PATH")]
     images: Vec<String>,
+    /// Lower as one unit of a program and append the glue, as `offload-ld` does.
+    #[arg(long)]
+    split: bool,
 }
 
 impl LowerFlags {
@@ -118,15 +122,32 @@ impl LowerFlags {
     }
 }
 
+/// How a test's module is lowered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `offload-lower`: the module is the whole program.
+    WholeProgram,
+    /// `offload-lower --split`: one unit, then the program's glue linked in.
+    Split,
+}
+
 /// Lowers the LLVM IR text `input` into `output`, as `offload-lower input -o output` would.
-pub(crate) fn lower_file(input: &Path, output: &Path, config: &Config) -> Result<Report> {
+pub(crate) fn lower_file(
+    input: &Path,
+    output: &Path,
+    config: &Config,
+    mode: Mode,
+) -> Result<Report> {
     let cx = Context::create();
     let buffer = MemoryBuffer::create_from_file(input)
         .map_err(|e| anyhow!("reading {}: {e}", input.display()))?;
     let module = cx
         .create_module_from_ir(buffer)
         .map_err(|e| anyhow!("parsing IR {}: {e}", input.display()))?;
-    let report = offload_codegen::lower(&cx, &module, config)?;
+    let report = match mode {
+        Mode::WholeProgram => offload_codegen::lower(&cx, &module, config)?,
+        Mode::Split => offload_codegen::lower_split(&cx, &module, config)?.report,
+    };
     module.print_to_file(output).map_err(|e| anyhow!("writing {}: {e}", output.display()))?;
     Ok(report)
 }
@@ -142,7 +163,7 @@ mod tests {
     fn lower_flags_default_to_llvm19_without_images() {
         let flags =
             LowerFlags::from_source("//@ compile-flags: -Copt-level=3\nfn main() {}\n").unwrap();
-        assert_eq!(flags, LowerFlags { abi: RuntimeAbi::Llvm19, images: vec![] });
+        assert_eq!(flags, LowerFlags { abi: RuntimeAbi::Llvm19, images: vec![], split: false });
     }
 
     #[test]
@@ -200,7 +221,8 @@ mod tests {
             .status()
             .unwrap();
         assert!(status.success());
-        let e = lower_file(&ll, &dir.path().join("out.ll"), &Config::default()).unwrap_err();
+        let e = lower_file(&ll, &dir.path().join("out.ll"), &Config::default(), Mode::WholeProgram)
+            .unwrap_err();
         let message = format!("{e:#}");
         assert!(message.contains("unknown offload intrinsic `__rust_offload_bogus`"), "{message}");
         assert!(message.contains("in `calls_bogus`"), "{message}");

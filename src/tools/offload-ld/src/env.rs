@@ -14,10 +14,12 @@ pub(crate) const ABI: &str = "OFFLOAD_LD_ABI";
 pub(crate) const RUNTIME_DIR: &str = "OFFLOAD_LD_RUNTIME_DIR";
 /// Print every command run.
 pub(crate) const VERBOSE: &str = "OFFLOAD_LD_VERBOSE";
-/// Keep the linked bitcode and the lowered IR in this folder.
+/// Keep the lowered IR of every unit and of the glue in this folder.
 pub(crate) const SAVE_TEMPS: &str = "OFFLOAD_LD_SAVE_TEMPS";
 /// Optimisation level of the lowered module (0-3, default 3).
 pub(crate) const OPT_LEVEL: &str = "OFFLOAD_LD_OPT_LEVEL";
+/// The folder keeping each unit's object between links (none: every link compiles all).
+pub(crate) const CACHE: &str = "OFFLOAD_LD_CACHE";
 /// The C compiler driver that links (default `cc`).
 pub(crate) const CC: &str = "OFFLOAD_LD_CC";
 
@@ -30,6 +32,7 @@ pub(crate) struct LinkConfig {
     pub(crate) runtime_dir: PathBuf,
     pub(crate) verbose: bool,
     pub(crate) save_temps: Option<PathBuf>,
+    pub(crate) cache: Option<PathBuf>,
     pub(crate) opt_level: u8,
     pub(crate) cc: String,
 }
@@ -64,6 +67,7 @@ impl LinkConfig {
             runtime_dir: var(RUNTIME_DIR).unwrap_or_else(|| DEFAULT_RUNTIME_DIR.into()).into(),
             verbose: var(VERBOSE).is_some(),
             save_temps: var(SAVE_TEMPS).map(PathBuf::from),
+            cache: var(CACHE).map(PathBuf::from),
             opt_level,
             cc: var(CC).unwrap_or_else(|| "cc".into()),
         })

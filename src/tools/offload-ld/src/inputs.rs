@@ -28,13 +28,20 @@ pub(crate) struct Inputs {
     /// rustc passed a response file (the line was too long for the system): the link must
     /// pass one too.
     pub(crate) via_response_file: bool,
+    /// The link's temporary folder.
+    pub(crate) scratch: PathBuf,
 }
 
 /// Splits the arguments, extracting bitcode from files and archives. Archives that also hold
 /// native members are rebuilt without their bitcode in `scratch`.
 pub(crate) fn sort(args: &[String], scratch: &Path) -> Result<Inputs> {
     let (expanded, via_response_file) = expand_response_files(args)?;
-    let mut out = Inputs { args: Vec::new(), bitcode: Vec::new(), via_response_file };
+    let mut out = Inputs {
+        args: Vec::new(),
+        bitcode: Vec::new(),
+        via_response_file,
+        scratch: scratch.to_owned(),
+    };
     let mut object_slot = false;
     for arg in expanded {
         if is_dropped(&arg) {

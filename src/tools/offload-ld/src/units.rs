@@ -1,0 +1,421 @@
+//! Compiling the program's bitcode one unit at a time, with a cache of the results.
+//!
+//! ```text
+//! each bitcode module (a codegen unit of a crate, the allocator shim)
+//!     -> cache hit: its object and what its lowering found
+//!     -> miss:      lower_unit -> default<On> -> object, in parallel, stored in the cache
+//! what the units found, merged -> the glue (entries, registration, runtime binding) -> object
+//! ```
+//!
+//! A link after an edit of one crate compiles that crate's units only, as rustc does without
+//! link-time optimisation. A unit's key is a hash of its bitcode and of everything else that
+//! shapes its object: this tool's build, the LLVM it links, the entry layout and the
+//! optimisation level. The glue's key is what the units found and the images.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context as _, Result, anyhow};
+use inkwell::context::Context;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::Module;
+use offload_codegen::{Program, Unit};
+use serde::{Deserialize, Serialize};
+
+use crate::env::LinkConfig;
+use crate::inputs::Bitcode;
+
+/// Changes whenever the cache's files change meaning.
+const FORMAT: &[u8] = b"offload-ld cache 1";
+
+/// The cache keeps under this many bytes; the least recently used entries go first.
+const CACHE_LIMIT: u64 = 512 << 20;
+
+/// What the cache keeps of a unit beside its object.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Record {
+    pub(crate) unit: Unit,
+    pub(crate) triple: String,
+    pub(crate) data_layout: String,
+}
+
+/// A unit, compiled or found in the cache.
+pub(crate) struct Compiled {
+    pub(crate) record: Record,
+    pub(crate) object: PathBuf,
+}
+
+/// How a set of compilations went, for `OFFLOAD_LD_VERBOSE`.
+#[derive(Default)]
+pub(crate) struct Tally {
+    pub(crate) cached: usize,
+    pub(crate) compiled: usize,
+    pub(crate) threads: usize,
+    pub(crate) time: Duration,
+}
+
+/// The folder of cached objects, or none (each link compiles everything).
+pub(crate) struct Cache {
+    dir: Option<PathBuf>,
+    /// What shapes every object besides its input.
+    salt: Vec<u8>,
+}
+
+impl Cache {
+    pub(crate) fn new(config: &LinkConfig) -> Result<Cache> {
+        let mut salt = FORMAT.to_vec();
+        // This tool's build: a rebuilt offload-ld lowers or compiles differently.
+        let exe = std::env::current_exe().context("finding offload-ld's own path")?;
+        let meta = std::fs::metadata(&exe)
+            .with_context(|| format!("reading the metadata of {}", exe.display()))?;
+        salt.extend(meta.len().to_le_bytes());
+        if let Ok(modified) = meta.modified()
+            && let Ok(since) = modified.duration_since(SystemTime::UNIX_EPOCH)
+        {
+            salt.extend(since.as_nanos().to_le_bytes());
+        }
+        let (major, minor, patch) = inkwell::support::get_llvm_version();
+        salt.extend(
+            format!("{major}.{minor}.{patch} {:?} O{}", config.abi, config.opt_level).bytes(),
+        );
+        let dir = match &config.cache {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).with_context(|| {
+                    format!(
+                        "creating the offload-ld cache {} (or unset OFFLOAD_LD_CACHE)",
+                        dir.display()
+                    )
+                })?;
+                Some(dir.clone())
+            }
+            None => None,
+        };
+        Ok(Cache { dir, salt })
+    }
+
+    fn key(&self, parts: &[&[u8]]) -> String {
+        let mut h = blake3::Hasher::new();
+        h.update(&(self.salt.len() as u64).to_le_bytes());
+        h.update(&self.salt);
+        for part in parts {
+            h.update(&(part.len() as u64).to_le_bytes());
+            h.update(part);
+        }
+        h.finalize().to_hex().to_string()
+    }
+
+    /// The record and a private copy (in `scratch`) of the object of `key`, if cached.
+    fn get(&self, key: &str, scratch: &Path) -> Option<(Record, PathBuf)> {
+        let dir = self.dir.as_ref()?;
+        let json = dir.join(format!("{key}.json"));
+        let record: Record = serde_json::from_slice(&std::fs::read(&json).ok()?).ok()?;
+        // A link of its own: a concurrent prune cannot take it away before cc reads it.
+        let object = scratch.join(format!("{key}.o"));
+        let cached = dir.join(format!("{key}.o"));
+        if std::fs::hard_link(&cached, &object).is_err() {
+            std::fs::copy(&cached, &object).ok()?;
+        }
+        // Marks it used, for the prune.
+        let _ = filetime::set_file_mtime(&json, filetime::FileTime::now());
+        Some((record, object))
+    }
+
+    /// Keeps `object` and `record` under `key`. Each file appears whole (written aside, then
+    /// renamed), the object first: a record in the folder means its object is there.
+    fn put(&self, key: &str, record: &Record, object: &Path) -> Result<()> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let store = |name: String, bytes: &[u8]| -> Result<()> {
+            let mut file = tempfile::NamedTempFile::new_in(dir)?;
+            std::io::Write::write_all(&mut file, bytes)?;
+            file.persist(dir.join(name))?;
+            Ok(())
+        };
+        let bytes = std::fs::read(object)?;
+        store(format!("{key}.o"), &bytes)
+            .and_then(|()| store(format!("{key}.json"), &serde_json::to_vec(record)?))
+            .with_context(|| format!("storing a compiled unit in {}", dir.display()))
+    }
+
+    /// Removes the least recently used entries while the folder holds more than its limit.
+    pub(crate) fn prune(&self) -> Result<()> {
+        self.prune_to(CACHE_LIMIT)
+    }
+
+    /// Past `limit` bytes, removes the least recently used entries down to three quarters of it.
+    fn prune_to(&self, limit: u64) -> Result<()> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+        let mut total = 0;
+        for entry in std::fs::read_dir(dir)?.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let object = path.with_extension("o");
+            let size = entry.metadata().map(|m| m.len()).unwrap_or(0)
+                + std::fs::metadata(&object).map(|m| m.len()).unwrap_or(0);
+            let used =
+                entry.metadata().and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH);
+            total += size;
+            entries.push((used, size, path));
+        }
+        if total <= limit {
+            return Ok(());
+        }
+        entries.sort();
+        for (_, size, json) in entries {
+            if total <= limit / 4 * 3 {
+                break;
+            }
+            let _ = std::fs::remove_file(&json);
+            let _ = std::fs::remove_file(json.with_extension("o"));
+            total -= size;
+        }
+        Ok(())
+    }
+}
+
+/// Lowers and compiles every unit of `bitcode`, or takes it from the cache. Objects land in
+/// `scratch`, in `bitcode`'s order.
+pub(crate) fn compile(
+    bitcode: &[Bitcode],
+    config: &LinkConfig,
+    cache: &Cache,
+    scratch: &Path,
+) -> Result<(Vec<Compiled>, Tally)> {
+    let start = Instant::now();
+    let keys: Vec<String> = bitcode.iter().map(|bc| cache.key(&[&bc.bytes])).collect();
+    let mut found: Vec<Option<Compiled>> = keys
+        .iter()
+        .map(|key| {
+            // Saved temporaries need the modules: everything is compiled again.
+            if config.save_temps.is_some() {
+                return None;
+            }
+            cache.get(key, scratch).map(|(record, object)| Compiled { record, object })
+        })
+        .collect();
+    let misses: Vec<usize> = (0..bitcode.len()).filter(|&i| found[i].is_none()).collect();
+    let mut tally =
+        Tally { cached: bitcode.len() - misses.len(), compiled: misses.len(), ..Tally::default() };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(misses.len());
+    tally.threads = threads;
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<Compiled>>>> =
+        misses.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let n = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&i) = misses.get(n) else { break };
+                    let object = scratch.join(format!("{}.o", keys[i]));
+                    let result = compile_one(&bitcode[i], i, config, &object).and_then(|record| {
+                        cache.put(&keys[i], &record, &object)?;
+                        Ok(Compiled { record, object })
+                    });
+                    *results[n].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+                }
+            });
+        }
+    });
+    for (n, result) in results.into_iter().enumerate() {
+        let result = result.into_inner().unwrap_or_else(|e| e.into_inner());
+        found[misses[n]] =
+            Some(result.unwrap_or_else(|| Err(anyhow!("a compilation thread stopped")))?);
+    }
+    tally.time = start.elapsed();
+    Ok((found.into_iter().map(|c| c.expect("every unit is found or compiled")).collect(), tally))
+}
+
+/// One unit: parse, lower, optimise, write `object`.
+fn compile_one(bc: &Bitcode, index: usize, config: &LinkConfig, object: &Path) -> Result<Record> {
+    let cx = Context::create();
+    let buffer = MemoryBuffer::create_from_memory_range_copy(&bc.bytes, &bc.origin);
+    let module = Module::parse_bitcode_from_buffer(&buffer, &cx).map_err(|e| {
+        anyhow!("reading bitcode {}: {e} (is it from the same rustc as this tool?)", bc.origin)
+    })?;
+    let unit = offload_codegen::lower_unit(&cx, &module, config.abi)
+        .with_context(|| format!("lowering {}", bc.origin))?;
+    if let Some(dir) = &config.save_temps {
+        save(&module, dir, &format!("offload-unit-{index}.ll"))?;
+    }
+    offload_codegen::write_object(&module, config.opt_level, object)
+        .with_context(|| format!("compiling {}", bc.origin))?;
+    Ok(Record {
+        unit,
+        triple: module.get_triple().as_str().to_string_lossy().into_owned(),
+        data_layout: module.get_data_layout().as_str().to_string_lossy().into_owned(),
+    })
+}
+
+/// The glue of the program the units make up, compiled or from the cache. Returns its object
+/// and whether it was compiled, with how many runtime functions the loader binds.
+pub(crate) fn glue(
+    program: &Program,
+    first: &Record,
+    config: &LinkConfig,
+    cache: &Cache,
+    scratch: &Path,
+) -> Result<(PathBuf, Option<usize>)> {
+    let mut parts: Vec<&[u8]> = Vec::new();
+    let description = format!(
+        "{}\n{}\n{:?}\n{:?}\n{} {} {}",
+        first.triple,
+        first.data_layout,
+        program.kernels,
+        program.runtime,
+        program.loader,
+        program.cuda_hook,
+        program.cuda_image
+    );
+    parts.push(description.as_bytes());
+    for image in &config.images {
+        parts.push(image.triple.as_bytes());
+        parts.push(&image.bytes);
+    }
+    let key = cache.key(&parts);
+    if config.save_temps.is_none()
+        && let Some((_, object)) = cache.get(&key, scratch)
+    {
+        return Ok((object, None));
+    }
+    let cx = Context::create();
+    let module = cx.create_module("offload-glue");
+    module.set_triple(&inkwell::targets::TargetTriple::create(&first.triple));
+    module.set_data_layout(
+        &inkwell::targets::TargetData::create(&first.data_layout).get_data_layout(),
+    );
+    let bound = offload_codegen::glue(
+        &cx,
+        &module,
+        program,
+        &offload_codegen::Config { abi: config.abi, images: config.images.clone() },
+    )?;
+    if let Some(dir) = &config.save_temps {
+        save(&module, dir, "offload-glue.ll")?;
+    }
+    let object = scratch.join(format!("{key}.o"));
+    offload_codegen::write_object(&module, config.opt_level, &object)?;
+    let record = Record {
+        unit: Unit::default(),
+        triple: first.triple.clone(),
+        data_layout: first.data_layout.clone(),
+    };
+    cache.put(&key, &record, &object)?;
+    Ok((object, Some(bound)))
+}
+
+fn save(module: &Module<'_>, dir: &Path, name: &str) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    module.print_to_file(dir.join(name)).map_err(|e| anyhow!("saving {name}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(cache: Option<PathBuf>) -> LinkConfig {
+        LinkConfig {
+            images: Vec::new(),
+            abi: offload_codegen::RuntimeAbi::Llvm19,
+            runtime_dir: PathBuf::new(),
+            verbose: false,
+            save_temps: None,
+            cache,
+            opt_level: 2,
+            cc: "cc".into(),
+        }
+    }
+
+    /// The bitcode of a module defining `value() -> i32 { n }` and calling the runtime.
+    fn bitcode(n: u64) -> Bitcode {
+        let cx = Context::create();
+        let ir = format!(
+            "target triple = \"x86_64-unknown-linux-gnu\"\n\
+             declare i32 @omp_get_num_devices()\n\
+             define i32 @value() {{\n  %d = call i32 @omp_get_num_devices()\n  %r = add i32 %d, {n}\n  ret i32 %r\n}}\n"
+        );
+        let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
+        let module = cx.create_module_from_ir(buffer).unwrap();
+        Bitcode {
+            origin: format!("unit {n}"),
+            bytes: module.write_bitcode_to_memory().as_slice().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_second_link_takes_unchanged_units_from_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(Some(dir.path().join("cache")));
+        let cache = Cache::new(&config).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let (first, tally) =
+            compile(&[bitcode(1), bitcode(2)], &config, &cache, scratch.path()).unwrap();
+        assert_eq!((tally.cached, tally.compiled), (0, 2));
+        let runtime = &first[0].record.unit.runtime;
+        assert_eq!(runtime.len(), 1);
+        assert_eq!(runtime[0].name, "omp_get_num_devices");
+
+        let scratch = tempfile::tempdir().unwrap();
+        let (second, tally) =
+            compile(&[bitcode(1), bitcode(3)], &config, &cache, scratch.path()).unwrap();
+        assert_eq!((tally.cached, tally.compiled), (1, 1));
+        assert_eq!(second[0].record.unit, first[0].record.unit);
+        for unit in &second {
+            assert!(unit.object.starts_with(scratch.path()), "{}", unit.object.display());
+            assert!(std::fs::read(&unit.object).unwrap().starts_with(b"\x7fELF"));
+        }
+    }
+
+    #[test]
+    fn a_record_without_its_object_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(Some(dir.path().to_owned()));
+        let cache = Cache::new(&config).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        compile(&[bitcode(1)], &config, &cache, scratch.path()).unwrap();
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "o") {
+                std::fs::remove_file(path).unwrap();
+            }
+        }
+        let (_, tally) = compile(&[bitcode(1)], &config, &cache, scratch.path()).unwrap();
+        assert_eq!((tally.cached, tally.compiled), (0, 1));
+    }
+
+    #[test]
+    fn keys_depend_on_every_part_and_the_options() {
+        let a = Cache::new(&config(None)).unwrap();
+        assert_ne!(a.key(&[b"ab", b"c"]), a.key(&[b"a", b"bc"]));
+        assert_eq!(a.key(&[b"x"]), a.key(&[b"x"]));
+        let mut o3 = config(None);
+        o3.opt_level = 3;
+        assert_ne!(a.key(&[b"x"]), Cache::new(&o3).unwrap().key(&[b"x"]));
+    }
+
+    #[test]
+    fn the_prune_removes_the_least_recently_used_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(&config(Some(dir.path().to_owned()))).unwrap();
+        for (n, age) in [("old", 300), ("mid", 200), ("new", 100)] {
+            std::fs::write(dir.path().join(format!("{n}.o")), vec![0u8; 1000]).unwrap();
+            let json = dir.path().join(format!("{n}.json"));
+            std::fs::write(&json, b"{}").unwrap();
+            let when = SystemTime::now() - Duration::from_secs(age);
+            filetime::set_file_mtime(&json, filetime::FileTime::from_system_time(when)).unwrap();
+        }
+        cache.prune_to(10_000).unwrap();
+        assert!(dir.path().join("old.o").exists(), "under the limit, nothing goes");
+        cache.prune_to(2500).unwrap();
+        let left: Vec<bool> = ["old", "mid", "new"]
+            .iter()
+            .map(|n| dir.path().join(format!("{n}.json")).exists())
+            .collect();
+        assert_eq!(left, [false, false, true]);
+        assert!(!dir.path().join("old.o").exists());
+    }
+}
