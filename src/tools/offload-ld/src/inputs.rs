@@ -4,10 +4,13 @@
 //! the allocator shim and every rlib built alongside (as archive members beside `lib.rmeta`),
 //! and native objects for the standard library's rlibs.
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
+use object::ReadRef;
+use object::read::ReadCache;
 use object::read::archive::ArchiveFile;
 
 const BITCODE_MAGIC: &[u8] = b"BC\xC0\xDE";
@@ -49,19 +52,22 @@ pub(crate) fn sort(args: &[String], scratch: &Path) -> Result<Inputs> {
         }
         let path = Path::new(&arg);
         let is_input = !arg.starts_with('-') && path.is_file();
-        let bytes = if is_input {
-            std::fs::read(path).with_context(|| format!("reading {arg}"))?
+        let magic = if is_input {
+            magic(path).with_context(|| format!("reading {arg}"))?
         } else {
             Vec::new()
         };
-        if bytes.starts_with(BITCODE_MAGIC) {
+        if magic.starts_with(BITCODE_MAGIC) {
+            let bytes = std::fs::read(path).with_context(|| format!("reading {arg}"))?;
             out.bitcode.push(Bitcode { origin: arg.clone(), bytes });
             if !object_slot {
                 out.args.push(None);
                 object_slot = true;
             }
-        } else if bytes.starts_with(ARCHIVE_MAGIC) {
-            let (bitcode, native) = split_archive(&arg, &bytes)?;
+        } else if magic.starts_with(ARCHIVE_MAGIC) {
+            // Read as needed: the standard library's archives, tens of MB, hold no bitcode.
+            let file = std::fs::File::open(path).with_context(|| format!("reading {arg}"))?;
+            let (bitcode, native) = split_archive(&arg, &ReadCache::new(file))?;
             let had_bitcode = !bitcode.is_empty();
             out.bitcode.extend(bitcode);
             if had_bitcode && !object_slot {
@@ -126,17 +132,48 @@ struct NativeMember {
     bytes: Vec<u8>,
 }
 
-fn split_archive(path: &str, bytes: &[u8]) -> Result<(Vec<Bitcode>, Vec<NativeMember>)> {
-    let archive = ArchiveFile::parse(bytes).with_context(|| format!("reading archive {path}"))?;
-    let (mut bitcode, mut native) = (Vec::new(), Vec::new());
+/// The first bytes of a file, enough to tell bitcode and archives from the rest.
+fn magic(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut magic = Vec::with_capacity(ARCHIVE_MAGIC.len());
+    std::fs::File::open(path)?.take(ARCHIVE_MAGIC.len() as u64).read_to_end(&mut magic)?;
+    Ok(magic)
+}
+
+/// The bitcode members of an archive and, where it has any, its native members (none where it
+/// has no bitcode: the archive stays on the line as it is). Reads member data only then.
+fn split_archive<'data, R: ReadRef<'data>>(
+    path: &str,
+    data: R,
+) -> Result<(Vec<Bitcode>, Vec<NativeMember>)> {
+    let archive = ArchiveFile::parse(data).with_context(|| format!("reading archive {path}"))?;
+    let mut members = Vec::new();
+    let mut any_bitcode = false;
     for member in archive.members() {
         let member = member.with_context(|| format!("reading a member of {path}"))?;
+        let (offset, size) = member.file_range();
+        let head = data
+            .read_bytes_at(offset, size.min(BITCODE_MAGIC.len() as u64))
+            .map_err(|()| anyhow::anyhow!("reading a member of {path}"))?;
+        let is_bitcode = head.starts_with(BITCODE_MAGIC);
+        any_bitcode |= is_bitcode;
+        members.push((member, is_bitcode));
+    }
+    let (mut bitcode, mut native) = (Vec::new(), Vec::new());
+    if !any_bitcode {
+        return Ok((bitcode, native));
+    }
+    for (member, is_bitcode) in members {
         let name = String::from_utf8_lossy(member.name()).into_owned();
-        let data = member.data(bytes).with_context(|| format!("reading {name} in {path}"))?;
-        if data.starts_with(BITCODE_MAGIC) {
-            bitcode.push(Bitcode { origin: format!("{path}({name})"), bytes: data.to_vec() });
-        } else if !name.starts_with("lib.rmeta") {
-            native.push(NativeMember { name, bytes: data.to_vec() });
+        // An rlib's metadata is for rustc alone, and often most of its bytes: left unread.
+        if !is_bitcode && name.starts_with("lib.rmeta") {
+            continue;
+        }
+        let bytes =
+            member.data(data).with_context(|| format!("reading {name} in {path}"))?.to_vec();
+        if is_bitcode {
+            bitcode.push(Bitcode { origin: format!("{path}({name})"), bytes });
+        } else {
+            native.push(NativeMember { name, bytes });
         }
     }
     Ok((bitcode, native))
