@@ -146,6 +146,9 @@ impl Config {
 }
 
 fn main() -> ExitCode {
+    if std::env::var_os(nvptx::AS_LINKER).is_some() {
+        return nvptx::stand_in_linker(std::env::args_os().skip(1));
+    }
     // As a cargo subcommand the second argument is "offload".
     let args = std::env::args_os()
         .enumerate()

@@ -16,6 +16,7 @@ mod ptxas;
 mod query;
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 
@@ -32,11 +33,36 @@ pub(crate) const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
 /// The GPU the image is built for unless told otherwise (the H200 is sm_90).
 pub(crate) const DEFAULT_TARGET_CPU: &str = nvptx_sysroot::DEFAULT_TARGET_CPU;
 
-/// The linker rustc runs for the image's cdylib. nvptx64's linker is llvm-bitcode-linker, which
-/// stock toolchains lack; the PTX is taken from `--emit=asm` after fat LTO instead, so the link
-/// step only has to succeed. Cargo sees no `.ptx` link output and reruns the last rustc (about
-/// 0.2 s) on every build, so the emitted PTX is never stale.
-const NO_LINKER: &str = "true";
+/// Set in the environment of the image build: cargo-offload, run by rustc as the image's linker,
+/// is [`stand_in_linker`]. nvptx64's linker is llvm-bitcode-linker, which stock toolchains lack;
+/// the PTX is taken from `--emit=asm` after fat LTO instead, so the link step only has to leave
+/// an output for cargo to see. With one, cargo reruns rustc only when the kernels change (a
+/// build after an edit of host code alone skips the 0.2-0.3 s of rustc and ptxas).
+pub(crate) const AS_LINKER: &str = "CARGO_OFFLOAD_AS_NVPTX_LINKER";
+
+/// The image's link: writes an empty file where rustc asks for the linked module (`-o PATH`),
+/// the mark that tells cargo the build is done.
+pub(crate) fn stand_in_linker(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+    let args: Vec<std::ffi::OsString> = args.collect();
+    let output = args.iter().enumerate().find_map(|(i, a)| {
+        if a == "-o" {
+            args.get(i + 1).cloned()
+        } else {
+            a.to_str().and_then(|a| a.strip_prefix("-o")).map(Into::into)
+        }
+    });
+    let Some(output) = output else {
+        eprintln!("offload: error: the nvptx64 image's link was given no output (no -o PATH)");
+        return ExitCode::FAILURE;
+    };
+    match std::fs::write(&output, b"") {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("offload: error: writing {}: {e}", Path::new(&output).display());
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// The nvptx64 image crate: `#![no_std]`, and a panicking kernel traps.
 const NVPTX_SHAPE: ImageShape = ImageShape {
@@ -129,21 +155,24 @@ pub(crate) fn build_nvptx_image(
         "--check-cfg=cfg(offload_device)",
         &target_cpu_flag,
     ];
+    let linker = std::env::current_exe().context("finding cargo-offload's own path")?;
     let compile = Cmd::new(&config.cargo)
         .args(["rustc", "--release", "--target", NVPTX_TRIPLE, "--lib", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
         .args(config.cargo_flags())
         .arg("--")
         .arg(format!("--emit=asm={},link", ptx.display()))
-        .arg(format!("-Clinker={NO_LINKER}"))
+        .arg(format!("-Clinker={}", linker.display()))
         .env("CARGO_TARGET_DIR", project.build_dir.join("device"))
         .env("RUSTC", &rustc)
-        .env("RUSTFLAGS", flags.join(" "));
+        .env("RUSTFLAGS", flags.join(" "))
+        .env(AS_LINKER, "1");
     config.status(&format!("building the nvptx64 image of {} ({cpu})", project.name));
-    if !dry_run {
-        remove_stale(&ptx)?;
-        remove_stale(&cubin)?;
+    if !dry_run && !ptx.is_file() {
+        // Without its PTX, the last build's output must not look fresh to cargo.
+        touch(&dir.join("lib.rs"))?;
     }
+    let before = modified(&ptx);
     config.runner.run("the nvptx64 image build", &compile)?;
 
     // 5. What ptxas and the runtime need of the module.
@@ -154,9 +183,25 @@ pub(crate) fn build_nvptx_image(
         check_ptx(&text, cpu, kernels).with_context(|| format!("checking {}", ptx.display()))?;
     }
 
-    // 6. The cubin.
+    // 6. The cubin, again where the PTX or the assembler changed.
     let assemble = Cmd::new(&ptxas).arg(format!("-arch={cpu}")).arg("-o").arg(&cubin).arg(&ptx);
-    config.runner.run("ptxas", &assemble)?;
+    let stamp = cubin.with_extension("cubin.by");
+    let by = format!("{} -arch={cpu}", ptxas.display());
+    let fresh = !dry_run
+        && before.is_some()
+        && modified(&ptx) == before
+        && modified(&cubin) >= before
+        && std::fs::read_to_string(&stamp).is_ok_and(|s| s == by);
+    if !fresh {
+        if !dry_run {
+            remove_stale(&cubin)?;
+            remove_stale(&stamp)?;
+        }
+        config.runner.run("ptxas", &assemble)?;
+        if !dry_run {
+            std::fs::write(&stamp, &by).with_context(|| format!("writing {}", stamp.display()))?;
+        }
+    }
     if !dry_run && let Err(e) = check_cubin(&cubin, cpu) {
         // Leave no cubin that a later stage could embed and the runtime then refuse.
         let _ = std::fs::remove_file(&cubin);
@@ -203,6 +248,18 @@ fn find_rustc(project: &Project, config: &Config) -> Result<PathBuf> {
     Ok(Path::new(sysroot.trim()).join("bin").join(format!("rustc{}", std::env::consts::EXE_SUFFIX)))
 }
 
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+fn touch(path: &Path) -> Result<()> {
+    std::fs::File::options()
+        .append(true)
+        .open(path)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+        .with_context(|| format!("touching {}", path.display()))
+}
+
 /// Removes an output of an earlier build, so that a step that writes nothing cannot pass
 /// the old file off as new.
 fn remove_stale(path: &Path) -> Result<()> {
@@ -216,7 +273,24 @@ fn remove_stale(path: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::sm_number;
+    use std::ffi::OsString;
+    use std::process::ExitCode;
+
+    use super::{sm_number, stand_in_linker};
+
+    #[test]
+    fn the_stand_in_linker_leaves_the_output_cargo_looks_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("image.ptx");
+        let args = ["--target", "nvptx64-nvidia-cuda", "-o", out.to_str().unwrap(), "a.o"];
+        assert_eq!(stand_in_linker(args.iter().map(OsString::from)), ExitCode::SUCCESS);
+        assert_eq!(std::fs::read(&out).unwrap(), b"");
+        let joined = dir.path().join("joined.ptx");
+        let args = [format!("-o{}", joined.display())];
+        assert_eq!(stand_in_linker(args.iter().map(OsString::from)), ExitCode::SUCCESS);
+        assert!(joined.is_file());
+        assert_eq!(stand_in_linker(["a.o"].iter().map(OsString::from)), ExitCode::FAILURE);
+    }
 
     #[test]
     fn target_cpus() {

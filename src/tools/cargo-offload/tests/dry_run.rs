@@ -59,7 +59,8 @@ fn cargo_offload(pkg: &Path, args: &[&str]) -> (bool, String, String) {
         .replace(&pkg_text, "$PKG")
         .replace(&format!("{repo}/build/nvptx-sysroot"), "$SYSROOTS")
         .replace(&offload_dir().display().to_string(), "$OFFLOAD")
-        .replace("/opt/offload-ld", "$OFFLOAD_LD");
+        .replace("/opt/offload-ld", "$OFFLOAD_LD")
+        .replace(env!("CARGO_BIN_EXE_cargo-offload"), "$CARGO_OFFLOAD");
     let stdout = stdout
         .lines()
         .map(|l| match l.find("offload_build=\"") {
@@ -206,8 +207,9 @@ fn nvptx_lines(cpu: &str) -> [String; 2] {
     [
         format!(
             "CARGO_TARGET_DIR=$PKG/target/offload/device RUSTC=$RUSTC RUSTFLAGS='--sysroot=$SYSROOTS/<toolchain>-{cpu}/sysroot \
---cfg offload_device --check-cfg=cfg(offload_device) -Ctarget-cpu={cpu}' cargo rustc --release --target nvptx64-nvidia-cuda --lib \
---manifest-path {NVPTX_DIR}/Cargo.toml --quiet -- --emit=asm={NVPTX_DIR}/app_offload_image.ptx,link -Clinker=true"
+--cfg offload_device --check-cfg=cfg(offload_device) -Ctarget-cpu={cpu}' CARGO_OFFLOAD_AS_NVPTX_LINKER=1 cargo rustc --release \
+--target nvptx64-nvidia-cuda --lib --manifest-path {NVPTX_DIR}/Cargo.toml --quiet -- --emit=asm={NVPTX_DIR}/app_offload_image.ptx,link \
+-Clinker=$CARGO_OFFLOAD"
         ),
         format!(
             "/opt/ptxas -arch={cpu} -o {NVPTX_DIR}/app_offload_image.cubin {NVPTX_DIR}/app_offload_image.ptx"
