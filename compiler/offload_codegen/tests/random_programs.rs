@@ -122,7 +122,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn random_programs_lower_to_valid_ir(ops in prop::collection::vec(op(), 0..24), on_device in any::<bool>(), abi_current in any::<bool>()) {
+    fn random_programs_lower_to_valid_ir(ops in prop::collection::vec(op(), 0..24), on_device in any::<bool>(), abi_current in any::<bool>(), split in any::<bool>()) {
         let ops = normalise(ops);
         let text = program(&ops, on_device);
         let cx = Context::create();
@@ -132,7 +132,12 @@ proptest! {
             abi: if abi_current { offload_codegen::RuntimeAbi::Current } else { offload_codegen::RuntimeAbi::Llvm19 },
             images: vec![Image { triple: "x86_64-unknown-linux-gnu".into(), bytes: vec![0x7f, b'E', b'L', b'F'] }],
         };
-        let report = offload_codegen::lower(&cx, &module, &config).expect("lowering succeeds");
+        // Whole program, or one unit and the program's glue linked in (as offload-ld does).
+        let report = if split {
+            offload_codegen::lower_split(&cx, &module, &config).expect("lowering succeeds").report
+        } else {
+            offload_codegen::lower(&cx, &module, &config).expect("lowering succeeds")
+        };
         module.verify().expect("the lowered module verifies");
         let ir = module.print_to_string().to_string();
         prop_assert!(!ir.contains("call void @__rust_offload_") && !ir.contains("call i32 @\"__rust_offload_launch"));
@@ -150,10 +155,18 @@ proptest! {
             })
             .count();
         prop_assert_eq!((report.preloads, report.releases, report.updates, report.launches), (preloads, releases, updates, launches.len()));
-        prop_assert_eq!(calls(&ir, "__tgt_target_data_begin_mapper"), preloads + mapped);
-        prop_assert_eq!(calls(&ir, "__tgt_target_data_end_mapper"), releases + mapped);
-        prop_assert_eq!(calls(&ir, "__tgt_target_data_update_mapper"), updates);
-        prop_assert_eq!(calls(&ir, "__tgt_target_kernel"), launches.len());
+        // A unit calls the glue's `<name>.offload_rt`, which forwards to the runtime.
+        let callee = |name: &str| if split { format!("{name}.offload_rt") } else { name.to_owned() };
+        prop_assert_eq!(calls(&ir, &callee("__tgt_target_data_begin_mapper")), preloads + mapped);
+        prop_assert_eq!(calls(&ir, &callee("__tgt_target_data_end_mapper")), releases + mapped);
+        prop_assert_eq!(calls(&ir, &callee("__tgt_target_data_update_mapper")), updates);
+        prop_assert_eq!(calls(&ir, &callee("__tgt_target_kernel")), launches.len());
+        // Every kernel launched has its region id and its offload entry, once.
+        for kernel in &report.kernels {
+            let linkage = if split { "hidden" } else { "internal" };
+            prop_assert_eq!(ir.matches(&format!("@.{kernel}.region_id = {linkage} constant i8 0")).count(), 1);
+            prop_assert_eq!(ir.matches(&format!("@.offloading.entry.{kernel} = ")).count(), 1);
+        }
     }
 
     #[test]
