@@ -1,6 +1,7 @@
 //! A program compiled unit by unit, as offload-ld compiles it (`--split`: the unit, then the
 //! program's glue linked into it to read them together). The unit refers to what the glue
-//! defines through hidden symbols: the kernel's `.<k>.region_id`, the embedded cubin, and each
+//! defines through hidden symbols: the kernel's region id (`__offload_region_id.<k>`: a symbol
+//! of the object file, which `.<k>.region_id` cannot always be), the embedded cubin, and each
 //! runtime function as `<name>.offload_rt`. The glue defines them: the region id beside its
 //! offload entry, the cubin from the `nvptx64-nvidia-cuda` image, and the runtime functions as
 //! trampolines through the table that the library's loader (`__offload_load_runtime`, defined
@@ -16,8 +17,8 @@ use core::hint::black_box;
 use offload::{Preload, PreloadMut};
 
 // CHECK: @llvm.global_ctors = appending global [2 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 101, ptr @.omp_offloading.descriptor_reg, ptr null }, { i32, ptr, ptr } { i32 100, ptr @.offload_rt.load, ptr null }]
-// CHECK: @.saxpy.region_id = hidden constant i8 0
-// CHECK: @.offloading.entry.saxpy = internal constant %struct.__tgt_offload_entry{{[.0-9]*}} { ptr @.saxpy.region_id, ptr @.offloading.entry_name.saxpy, i64 0, i32 0, i32 0 }, section "omp_offloading_entries"
+// CHECK: @__offload_region_id.saxpy = hidden constant i8 0
+// CHECK: @.offloading.entry.saxpy = internal constant %struct.__tgt_offload_entry{{[.0-9]*}} { ptr @__offload_region_id.saxpy, ptr @.offloading.entry_name.saxpy, i64 0, i32 0, i32 0 }, section "omp_offloading_entries"
 // CHECK: @__rust_offload_cuda_image = hidden constant ptr @.omp_offloading.device_image
 // CHECK-NEXT: @__rust_offload_cuda_image_len = hidden constant i64 24
 // CHECK: @.offload_rt.names = private unnamed_addr constant [[N:\[[0-9]+ x ptr\]]]
@@ -49,7 +50,7 @@ pub fn launch(x: &Preload<[f32]>, y: &mut PreloadMut<[f32]>) {
 // The unit: its runtime calls name the glue's trampolines.
 // CHECK-LABEL: define void @launch(
 // CHECK: load ptr, ptr @__rust_offload_cuda_image
-// CHECK: call i32 @__tgt_target_kernel.offload_rt(ptr @.offload.loc, i64 {{.*}}, ptr @.saxpy.region_id, ptr %kernel_args)
+// CHECK: call i32 @__tgt_target_kernel.offload_rt(ptr @.offload.loc, i64 {{.*}}, ptr @__offload_region_id.saxpy, ptr %kernel_args)
 // CHECK-NOT: call i32 @__tgt_target_kernel(
 
 // The glue: registration (the hook first), the loader's constructor, the trampolines.

@@ -11,7 +11,7 @@
 use core::hint::black_box;
 
 // CHECK-NOT: @.offload_rt.table
-// CHECK: @.saxpy.region_id = hidden constant i8 0
+// CHECK: @__offload_region_id.saxpy = hidden constant i8 0
 // CHECK-NOT: @.offload_rt.table
 
 #[offload::kernel]
@@ -29,7 +29,7 @@ pub fn launch_plain(xs: &[f32], ys: &mut [f32]) {
 
 // CHECK-LABEL: define void @launch_plain(
 // CHECK: call void @__tgt_target_data_begin_mapper.offload_rt(
-// CHECK: call i32 @__tgt_target_kernel.offload_rt(ptr @.offload.loc, i64 {{.*}}, ptr @.saxpy.region_id, ptr %kernel_args)
+// CHECK: call i32 @__tgt_target_kernel.offload_rt(ptr @.offload.loc, i64 {{.*}}, ptr @__offload_region_id.saxpy, ptr %kernel_args)
 // CHECK: call void @__tgt_target_data_end_mapper.offload_rt(
 
 // CHECK-LABEL: define internal void @.omp_offloading.descriptor_reg() {

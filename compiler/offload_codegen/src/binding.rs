@@ -97,14 +97,33 @@ pub(crate) fn redirect_to_glue(module: &Module<'_>) -> Vec<RuntimeFunction> {
         .collect()
 }
 
+/// In a unit: the functions it defines, visible to other units, under a runtime function's name
+/// (`omp_*`, `__tgt_*`, ...). Another unit's calls of them are the program's own, not the
+/// runtime's.
+pub(crate) fn runtime_named_definitions(module: &Module<'_>) -> Vec<String> {
+    module
+        .get_functions()
+        .filter(|f| f.count_basic_blocks() > 0)
+        .filter(|f| {
+            !matches!(f.get_linkage(), Linkage::Internal | Linkage::Private)
+                && RUNTIME_PREFIXES
+                    .iter()
+                    .any(|p| f.get_name().to_bytes().starts_with(p.as_bytes()))
+        })
+        .map(|f| f.get_name().to_string_lossy().into_owned())
+        .collect()
+}
+
 /// In the glue: defines `<name>.offload_rt` for each of the units' `functions`, hidden and
 /// external. With the library's `loader` linked in the program, they and the glue's own runtime
 /// calls go through its table; without it, each forwards to the runtime function itself, which
-/// the dynamic loader binds. Returns how many functions the table binds.
+/// the dynamic loader binds. A function a unit defines itself (`defined`) is forwarded to, never
+/// looked up in the runtime. Returns how many functions the table binds.
 pub(crate) fn export_trampolines(
     module: &Module<'_>,
     functions: &[RuntimeFunction],
     loader: bool,
+    defined: &[String],
 ) -> Result<usize> {
     let cx = module.get_context();
     if !functions.is_empty() {
@@ -140,29 +159,25 @@ pub(crate) fn export_trampolines(
             }
         }
     }
-    let exported: Vec<FunctionValue> = bindable_declarations(module)
-        .into_iter()
-        .filter(|f| {
-            let name = f.get_name().to_bytes();
-            functions.iter().any(|u| u.name.as_bytes() == name)
-                || f.as_global_value().as_pointer_value().get_first_use().is_some()
-        })
-        .collect();
-    if loader {
+    let for_units =
+        |f: &FunctionValue| functions.iter().any(|u| u.name.as_bytes() == f.get_name().to_bytes());
+    let own = |f: &FunctionValue| defined.iter().any(|d| d.as_bytes() == f.get_name().to_bytes());
+    let (forwarded, tabled): (Vec<FunctionValue>, Vec<FunctionValue>) =
+        bindable_declarations(module)
+            .into_iter()
+            .filter(|f| {
+                for_units(f) || f.as_global_value().as_pointer_value().get_first_use().is_some()
+            })
+            .partition(|f| !loader || own(f));
+    if loader && !tabled.is_empty() {
         let ptr = cx.ptr_type(AddressSpace::default());
         let loader_ty =
             cx.void_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into()], false);
         let loader = module.add_function(LOAD_RUNTIME, loader_ty, None);
-        if !exported.is_empty() {
-            through_table(module, loader, &exported, Linkage::External)?;
-        }
-        return Ok(exported.len());
+        through_table(module, loader, &tabled, Linkage::External)?;
     }
     let b = cx.create_builder();
-    for f in exported
-        .iter()
-        .filter(|f| functions.iter().any(|u| u.name.as_bytes() == f.get_name().to_bytes()))
-    {
+    for f in forwarded.iter().filter(|f| for_units(f)) {
         let name = f.get_name().to_string_lossy();
         let trampoline = module.add_function(
             &format!("{name}{TRAMPOLINE_SUFFIX}"),
@@ -182,7 +197,7 @@ pub(crate) fn export_trampolines(
             None => b.build_return(None)?,
         };
     }
-    Ok(0)
+    Ok(if loader { tabled.len() } else { 0 })
 }
 
 /// Suffix of the trampoline that stands for a runtime function.

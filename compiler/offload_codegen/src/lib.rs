@@ -100,6 +100,9 @@ pub struct Unit {
     pub defines_cuda_hook: bool,
     /// It declares the embedded cubin (`__rust_offload_cuda_image`): it launches asynchronously.
     pub uses_cuda_image: bool,
+    /// Functions it defines under a runtime function's name: other units' calls of them stay
+    /// the program's own.
+    pub defines_runtime_named: Vec<String>,
 }
 
 /// Lowers the markers of `module`, one unit of a program compiled on its own (a codegen unit of
@@ -133,6 +136,7 @@ pub fn lower_unit<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, abi: RuntimeAb
         defines_loader: defines(binding::LOAD_RUNTIME),
         defines_cuda_hook: defines(register::BEFORE_CUDA_REGISTER),
         uses_cuda_image,
+        defines_runtime_named: binding::runtime_named_definitions(module),
     };
     verify(module)?;
     Ok(unit)
@@ -148,6 +152,8 @@ pub struct Program {
     pub loader: bool,
     pub cuda_hook: bool,
     pub cuda_image: bool,
+    /// Functions under a runtime function's name that the program defines itself, sorted.
+    pub defined: Vec<String>,
 }
 
 impl Program {
@@ -163,11 +169,21 @@ impl Program {
             program.loader |= unit.defines_loader;
             program.cuda_hook |= unit.defines_cuda_hook;
             program.cuda_image |= unit.uses_cuda_image;
+            program.defined.extend(unit.defines_runtime_named.iter().cloned());
         }
+        program.defined.sort();
+        program.defined.dedup();
         program.runtime.sort();
         program.runtime.dedup();
         if let Some(w) = program.runtime.windows(2).find(|w| w[0].name == w[1].name) {
-            bail!("units declare `{}` differently: `{}` and `{}`", w[0].name, w[0].ty, w[1].ty);
+            bail!(
+                "units declare `{}` differently: `{}` (calling convention {}) and `{}` (calling convention {})",
+                w[0].name,
+                w[0].ty,
+                w[0].call_conv,
+                w[1].ty,
+                w[1].call_conv
+            );
         }
         Ok(program)
     }
@@ -202,7 +218,8 @@ pub fn glue<'ctx>(
     if program.cuda_image {
         register::define_cuda_image(cx, module, cuda_image(&config.images, &image_globals), true)?;
     }
-    let bound = binding::export_trampolines(module, &program.runtime, program.loader)?;
+    let bound =
+        binding::export_trampolines(module, &program.runtime, program.loader, &program.defined)?;
     verify(module)?;
     Ok(bound)
 }

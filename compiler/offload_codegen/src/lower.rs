@@ -34,6 +34,9 @@ struct ArgEntry<'ctx> {
     size: IntValue<'ctx>,
 }
 
+/// Name prefix of a region id that a unit and the glue share.
+pub(crate) const SHARED_REGION_ID: &str = "__offload_region_id.";
+
 /// Where the lowering puts the `.<kernel>.region_id` of a launched kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RegionIds {
@@ -274,13 +277,20 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
         g
     }
 
-    /// `.<kernel>.region_id`: the unique host byte that names the kernel to the runtime.
+    /// `.<kernel>.region_id`: the unique host byte that names the kernel to the runtime. Shared
+    /// between a unit and the glue, it is `__offload_region_id.<kernel>`: a symbol of the object
+    /// file, whose name must not start with `.L` (an assembler-local label on ELF, as
+    /// `.Lerp.region_id` would be).
     pub(crate) fn region_id(&mut self, kernel: &str) -> GlobalValue<'ctx> {
         if let Some((_, g)) = self.kernels.iter().find(|(k, _)| k == kernel) {
             return *g;
         }
         let i8t = self.cx.i8_type();
-        let g = self.module.add_global(i8t, None, &format!(".{kernel}.region_id"));
+        let name = match self.region_ids {
+            RegionIds::Internal => format!(".{kernel}.region_id"),
+            RegionIds::Declared | RegionIds::Exported => format!("{SHARED_REGION_ID}{kernel}"),
+        };
+        let g = self.module.add_global(i8t, None, &name);
         g.set_constant(true);
         match self.region_ids {
             RegionIds::Internal => {

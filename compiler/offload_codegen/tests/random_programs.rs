@@ -163,8 +163,12 @@ proptest! {
         prop_assert_eq!(calls(&ir, &callee("__tgt_target_kernel")), launches.len());
         // Every kernel launched has its region id and its offload entry, once.
         for kernel in &report.kernels {
-            let linkage = if split { "hidden" } else { "internal" };
-            prop_assert_eq!(ir.matches(&format!("@.{kernel}.region_id = {linkage} constant i8 0")).count(), 1);
+            let region_id = if split {
+                format!("@__offload_region_id.{kernel} = hidden constant i8 0")
+            } else {
+                format!("@.{kernel}.region_id = internal constant i8 0")
+            };
+            prop_assert_eq!(ir.matches(&region_id).count(), 1);
             prop_assert_eq!(ir.matches(&format!("@.offloading.entry.{kernel} = ")).count(), 1);
         }
     }

@@ -168,12 +168,24 @@ pub(crate) fn build_nvptx_image(
         .env("RUSTFLAGS", flags.join(" "))
         .env(AS_LINKER, "1");
     config.status(&format!("building the nvptx64 image of {} ({cpu})", project.name));
-    if !dry_run && !ptx.is_file() {
-        // Without its PTX, the last build's output must not look fresh to cargo.
+    // The PTX is one file whatever the settings, but cargo keeps a fingerprint per setting: after
+    // sm_90, sm_80 and sm_90 again, the last would look fresh and leave sm_80's PTX. So the
+    // build's whole command is kept beside the PTX, and a different one (or no PTX) makes the
+    // sources newer than every earlier build.
+    let settings = ptx.with_extension("ptx.by");
+    let command = compile.display();
+    if !dry_run
+        && (!ptx.is_file() || std::fs::read_to_string(&settings).ok().as_deref() != Some(&command))
+    {
+        remove_stale(&settings)?;
         touch(&dir.join("lib.rs"))?;
     }
     let before = modified(&ptx);
     config.runner.run("the nvptx64 image build", &compile)?;
+    if !dry_run {
+        std::fs::write(&settings, &command)
+            .with_context(|| format!("writing {}", settings.display()))?;
+    }
 
     // 5. What ptxas and the runtime need of the module.
     if !dry_run {
@@ -186,7 +198,11 @@ pub(crate) fn build_nvptx_image(
     // 6. The cubin, again where the PTX or the assembler changed.
     let assemble = Cmd::new(&ptxas).arg(format!("-arch={cpu}")).arg("-o").arg(&cubin).arg(&ptx);
     let stamp = cubin.with_extension("cubin.by");
-    let by = format!("{} -arch={cpu}", ptxas.display());
+    // The assembler by path, size and modification time: one upgraded in place counts as new.
+    let assembler = std::fs::metadata(&ptxas)
+        .map(|m| format!("{} bytes, modified {:?}", m.len(), m.modified().ok()))
+        .unwrap_or_default();
+    let by = format!("{} ({assembler}) -arch={cpu}", ptxas.display());
     let fresh = !dry_run
         && before.is_some()
         && modified(&ptx) == before

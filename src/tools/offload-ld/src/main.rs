@@ -49,7 +49,7 @@ fn run(args: &[String]) -> Result<()> {
     };
     let compiled = start.elapsed();
     link(&inputs, &objects, &config)?;
-    cache.prune()?;
+    cache.prune();
     if config.verbose {
         eprintln!(
             "offload-ld: {:.0} ms to gather, lower and compile the bitcode, {:.0} ms to link",

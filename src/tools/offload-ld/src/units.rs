@@ -12,12 +12,13 @@
 //! shapes its object: this tool's build, the LLVM it links, the entry layout and the
 //! optimisation level. The glue's key is what the units found and the images.
 
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{Context as _, Result, anyhow};
+use anyhow::{Context as _, Result, anyhow, bail};
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
@@ -32,6 +33,13 @@ const FORMAT: &[u8] = b"offload-ld cache 1";
 
 /// The cache keeps under this many bytes; the least recently used entries go first.
 const CACHE_LIMIT: u64 = 512 << 20;
+
+/// A file a killed link left in the cache goes after this long.
+const ORPHAN_AGE: Duration = Duration::from_secs(3600);
+
+fn warn(message: &str) {
+    eprintln!("offload: warning: offload-ld cache: {message}");
+}
 
 /// What the cache keeps of a unit beside its object.
 #[derive(Serialize, Deserialize)]
@@ -66,11 +74,15 @@ pub(crate) struct Cache {
 impl Cache {
     pub(crate) fn new(config: &LinkConfig) -> Result<Cache> {
         let mut salt = FORMAT.to_vec();
-        // This tool's build: a rebuilt offload-ld lowers or compiles differently.
+        // This tool's build: a rebuilt offload-ld lowers or compiles differently. Its path, size,
+        // inode and change time (which, unlike the modification time, no copy preserves).
         let exe = std::env::current_exe().context("finding offload-ld's own path")?;
         let meta = std::fs::metadata(&exe)
             .with_context(|| format!("reading the metadata of {}", exe.display()))?;
-        salt.extend(meta.len().to_le_bytes());
+        salt.extend(exe.as_os_str().as_encoded_bytes());
+        for n in [meta.len(), meta.ino(), meta.ctime() as u64, meta.ctime_nsec() as u64] {
+            salt.extend(n.to_le_bytes());
+        }
         if let Ok(modified) = meta.modified()
             && let Ok(since) = modified.duration_since(SystemTime::UNIX_EPOCH)
         {
@@ -80,18 +92,14 @@ impl Cache {
         salt.extend(
             format!("{major}.{minor}.{patch} {:?} O{}", config.abi, config.opt_level).bytes(),
         );
-        let dir = match &config.cache {
-            Some(dir) => {
-                std::fs::create_dir_all(dir).with_context(|| {
-                    format!(
-                        "creating the offload-ld cache {} (or unset OFFLOAD_LD_CACHE)",
-                        dir.display()
-                    )
-                })?;
-                Some(dir.clone())
+        // A cache that cannot be made costs time, not the link.
+        let dir = config.cache.as_ref().and_then(|dir| match std::fs::create_dir_all(dir) {
+            Ok(()) => Some(dir.clone()),
+            Err(e) => {
+                warn(&format!("cannot create {}: {e}; every unit is compiled", dir.display()));
+                None
             }
-            None => None,
-        };
+        });
         Ok(Cache { dir, salt })
     }
 
@@ -107,12 +115,12 @@ impl Cache {
     }
 
     /// The record and a private copy (in `scratch`) of the object of `key`, if cached.
-    fn get(&self, key: &str, scratch: &Path) -> Option<(Record, PathBuf)> {
+    fn get(&self, key: &str, scratch: &Path, index: usize) -> Option<(Record, PathBuf)> {
         let dir = self.dir.as_ref()?;
         let json = dir.join(format!("{key}.json"));
         let record: Record = serde_json::from_slice(&std::fs::read(&json).ok()?).ok()?;
         // A link of its own: a concurrent prune cannot take it away before cc reads it.
-        let object = scratch.join(format!("{key}.o"));
+        let object = scratch.join(format!("{index}-{key}.o"));
         let cached = dir.join(format!("{key}.o"));
         if std::fs::hard_link(&cached, &object).is_err() {
             std::fs::copy(&cached, &object).ok()?;
@@ -123,8 +131,15 @@ impl Cache {
     }
 
     /// Keeps `object` and `record` under `key`. Each file appears whole (written aside, then
-    /// renamed), the object first: a record in the folder means its object is there.
-    fn put(&self, key: &str, record: &Record, object: &Path) -> Result<()> {
+    /// renamed), the object first: a record in the folder means its object is there. A failure
+    /// (a full disk, a folder not ours) is a warning: the link goes on without it.
+    fn put(&self, key: &str, record: &Record, object: &Path) {
+        if let Err(e) = self.try_put(key, record, object) {
+            warn(&format!("{e:#}"));
+        }
+    }
+
+    fn try_put(&self, key: &str, record: &Record, object: &Path) -> Result<()> {
         let Some(dir) = &self.dir else { return Ok(()) };
         let store = |name: String, bytes: &[u8]| -> Result<()> {
             let mut file = tempfile::NamedTempFile::new_in(dir)?;
@@ -138,9 +153,12 @@ impl Cache {
             .with_context(|| format!("storing a compiled unit in {}", dir.display()))
     }
 
-    /// Removes the least recently used entries while the folder holds more than its limit.
-    pub(crate) fn prune(&self) -> Result<()> {
-        self.prune_to(CACHE_LIMIT)
+    /// Removes the least recently used entries while the folder holds more than its limit. A
+    /// failure is a warning: the link is done.
+    pub(crate) fn prune(&self) {
+        if let Err(e) = self.prune_to(CACHE_LIMIT) {
+            warn(&format!("pruning the cache: {e:#}"));
+        }
     }
 
     /// Past `limit` bytes, removes the least recently used entries down to three quarters of it.
@@ -148,9 +166,22 @@ impl Cache {
         let Some(dir) = &self.dir else { return Ok(()) };
         let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
         let mut total = 0;
+        let now = SystemTime::now();
         for entry in std::fs::read_dir(dir)?.flatten() {
             let path = entry.path();
             if path.extension().is_none_or(|e| e != "json") {
+                // What a killed link left: a file written aside, an object without its record.
+                let stale = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| now.duration_since(t).unwrap_or_default() > ORPHAN_AGE);
+                let orphan = path.extension().is_some_and(|e| e == "o")
+                    && !path.with_extension("json").exists();
+                let aside =
+                    path.file_name().is_some_and(|n| n.to_string_lossy().starts_with(".tmp"));
+                if stale && (orphan || aside) {
+                    let _ = std::fs::remove_file(&path);
+                }
                 continue;
             }
             let object = path.with_extension("o");
@@ -189,12 +220,13 @@ pub(crate) fn compile(
     let keys: Vec<String> = bitcode.iter().map(|bc| cache.key(&[&bc.bytes])).collect();
     let mut found: Vec<Option<Compiled>> = keys
         .iter()
-        .map(|key| {
+        .enumerate()
+        .map(|(i, key)| {
             // Saved temporaries need the modules: everything is compiled again.
             if config.save_temps.is_some() {
                 return None;
             }
-            cache.get(key, scratch).map(|(record, object)| Compiled { record, object })
+            cache.get(key, scratch, i).map(|(record, object)| Compiled { record, object })
         })
         .collect();
     let misses: Vec<usize> = (0..bitcode.len()).filter(|&i| found[i].is_none()).collect();
@@ -211,20 +243,30 @@ pub(crate) fn compile(
                 loop {
                     let n = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&i) = misses.get(n) else { break };
-                    let object = scratch.join(format!("{}.o", keys[i]));
-                    let result = compile_one(&bitcode[i], i, config, &object).and_then(|record| {
-                        cache.put(&keys[i], &record, &object)?;
-                        Ok(Compiled { record, object })
+                    // Numbered: two units with the same bitcode each have their own file.
+                    let object = scratch.join(format!("{i}-{}.o", keys[i]));
+                    let result = compile_one(&bitcode[i], i, config, &object).map(|record| {
+                        cache.put(&keys[i], &record, &object);
+                        Compiled { record, object }
                     });
                     *results[n].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
                 }
             });
         }
     });
+    // Every unit that fails is named, not only the first.
+    let mut errors = Vec::new();
     for (n, result) in results.into_iter().enumerate() {
         let result = result.into_inner().unwrap_or_else(|e| e.into_inner());
-        found[misses[n]] =
-            Some(result.unwrap_or_else(|| Err(anyhow!("a compilation thread stopped")))?);
+        match result.unwrap_or_else(|| Err(anyhow!("a compilation thread stopped"))) {
+            Ok(compiled) => found[misses[n]] = Some(compiled),
+            Err(e) => errors.push(format!("{e:#}")),
+        }
+    }
+    match errors.as_slice() {
+        [] => {}
+        [one] => bail!("{one}"),
+        many => bail!("{} units failed:\n  {}", many.len(), many.join("\n  ")),
     }
     tally.time = start.elapsed();
     Ok((found.into_iter().map(|c| c.expect("every unit is found or compiled")).collect(), tally))
@@ -278,7 +320,7 @@ pub(crate) fn glue(
     }
     let key = cache.key(&parts);
     if config.save_temps.is_none()
-        && let Some((_, object)) = cache.get(&key, scratch)
+        && let Some((_, object)) = cache.get(&key, scratch, usize::MAX)
     {
         return Ok((object, None));
     }
@@ -297,14 +339,14 @@ pub(crate) fn glue(
     if let Some(dir) = &config.save_temps {
         save(&module, dir, "offload-glue.ll")?;
     }
-    let object = scratch.join(format!("{key}.o"));
+    let object = scratch.join(format!("glue-{key}.o"));
     offload_codegen::write_object(&module, config.opt_level, &object)?;
     let record = Record {
         unit: Unit::default(),
         triple: first.triple.clone(),
         data_layout: first.data_layout.clone(),
     };
-    cache.put(&key, &record, &object)?;
+    cache.put(&key, &record, &object);
     Ok((object, Some(bound)))
 }
 
@@ -388,6 +430,22 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_that_cannot_be_made_costs_time_not_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, b"").unwrap();
+        let config = config(Some(file.join("cache")));
+        let cache = Cache::new(&config).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        for _ in 0..2 {
+            let (units, tally) = compile(&[bitcode(1)], &config, &cache, scratch.path()).unwrap();
+            assert_eq!((tally.cached, tally.compiled), (0, 1));
+            assert!(units[0].object.is_file());
+        }
+        cache.prune();
+    }
+
+    #[test]
     fn keys_depend_on_every_part_and_the_options() {
         let a = Cache::new(&config(None)).unwrap();
         assert_ne!(a.key(&[b"ab", b"c"]), a.key(&[b"a", b"bc"]));
@@ -408,8 +466,18 @@ mod tests {
             let when = SystemTime::now() - Duration::from_secs(age);
             filetime::set_file_mtime(&json, filetime::FileTime::from_system_time(when)).unwrap();
         }
+        // What killed links left: an object without its record, a file written aside.
+        let long_ago = filetime::FileTime::from_system_time(SystemTime::now() - 2 * ORPHAN_AGE);
+        for left in ["orphan.o", ".tmpA1b2C3", "fresh-orphan.o"] {
+            std::fs::write(dir.path().join(left), b"x").unwrap();
+            if !left.starts_with("fresh") {
+                filetime::set_file_mtime(dir.path().join(left), long_ago).unwrap();
+            }
+        }
         cache.prune_to(10_000).unwrap();
         assert!(dir.path().join("old.o").exists(), "under the limit, nothing goes");
+        assert!(!dir.path().join("orphan.o").exists() && !dir.path().join(".tmpA1b2C3").exists());
+        assert!(dir.path().join("fresh-orphan.o").exists(), "it may be a link's, under way");
         cache.prune_to(2500).unwrap();
         let left: Vec<bool> = ["old", "mid", "new"]
             .iter()
