@@ -15,7 +15,7 @@ mod project;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::{Context as _, Result, anyhow};
 use clap::{Args, Parser, Subcommand};
 
 use crate::command::{Cmd, Runner};
@@ -208,32 +208,59 @@ fn build(project: &Project, config: &Config, args: &BuildArgs, action: HostActio
 
 /// The images to embed, the NVIDIA one first: the runtime numbers devices in the order images
 /// register, so a GPU becomes the default device where there is one. The x86_64 image is
-/// always built: its exports are the kernels the NVIDIA image must define.
+/// always built: its exports are the kernels the NVIDIA image must define. The two build at
+/// once (the NVIDIA one waits for the kernels only to check its PTX), except in a dry run,
+/// whose plan lists them in order.
 fn device_images(
     project: &Project,
     config: &Config,
     args: &BuildArgs,
 ) -> Result<Vec<image::Image>> {
-    let host = image::build_host_image(project, config)?;
-    let kernels =
-        if config.runner.dry_run { Vec::new() } else { image::exported_kernels(&host.path)? };
+    let host_and_kernels = || -> Result<(image::Image, Vec<String>)> {
+        let host = image::build_host_image(project, config)?;
+        let kernels =
+            if config.runner.dry_run { Vec::new() } else { image::exported_kernels(&host.path)? };
+        Ok((host, kernels))
+    };
     let mut opts = nvptx::NvptxOptions::new(project);
     opts.target_cpu = args.target_cpu.clone();
     opts.ptxas = args.ptxas.clone();
-    let nvptx =
-        |opts: &nvptx::NvptxOptions| nvptx::build_nvptx_image(project, config, opts, &kernels);
-    Ok(match args.devices {
-        Devices::Host => vec![host],
-        Devices::Cuda => vec![nvptx(&opts)?],
-        Devices::All => vec![nvptx(&opts)?, host],
+    let with_nvptx = match args.devices {
+        Devices::Host => false,
+        Devices::Cuda | Devices::All => true,
         Devices::Auto => {
             match nvptx::find_ptxas(opts.ptxas.as_deref(), nvptx::repo_root(project).as_deref()) {
-                Ok(_) => vec![nvptx(&opts)?, host],
+                Ok(_) => true,
                 Err(e) => {
                     eprintln!("offload: warning: building for the host-offload device only: {e:#}");
-                    vec![host]
+                    false
                 }
             }
         }
+    };
+    if !with_nvptx {
+        return Ok(vec![host_and_kernels()?.0]);
+    }
+    let (nvptx, host) = if config.runner.dry_run {
+        let (host, kernels) = host_and_kernels()?;
+        (nvptx::build_nvptx_image(project, config, &opts, || Ok(kernels))?, host)
+    } else {
+        std::thread::scope(|s| -> Result<_> {
+            let host_job = s.spawn(host_and_kernels);
+            let mut host = None;
+            let nvptx = nvptx::build_nvptx_image(project, config, &opts, || {
+                let (image, kernels) = host_job
+                    .join()
+                    .map_err(|_| anyhow!("the host-offload image build panicked"))??;
+                host = Some(image);
+                Ok(kernels)
+            })?;
+            let host = host.context("the host-offload image was not waited for")?;
+            Ok((nvptx, host))
+        })?
+    };
+    Ok(match args.devices {
+        Devices::Cuda => vec![nvptx],
+        _ => vec![nvptx, host],
     })
 }

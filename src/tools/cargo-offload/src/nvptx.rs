@@ -99,12 +99,13 @@ impl NvptxOptions {
 }
 
 /// Builds the nvptx64 image (a cubin) of the package's kernels.
-/// `kernels` are the entry points the PTX must define (those of the x86_64 image).
+/// `kernels` gives the entry points the PTX must define (those of the x86_64 image), asked for
+/// once the PTX is built, so that the x86_64 image can build meanwhile.
 pub(crate) fn build_nvptx_image(
     project: &Project,
     config: &Config,
     opts: &NvptxOptions,
-    kernels: &[String],
+    kernels: impl FnOnce() -> Result<Vec<String>>,
 ) -> Result<Image> {
     let cpu = opts.target_cpu.as_str();
     sm_number(cpu)?;
@@ -173,7 +174,14 @@ pub(crate) fn build_nvptx_image(
     // build's whole command is kept beside the PTX, and a different one (or no PTX) makes the
     // sources newer than every earlier build.
     let settings = ptx.with_extension("ptx.by");
-    let command = compile.display();
+    // What shapes the PTX: not cargo's verbosity.
+    let command = format!(
+        "RUSTC={} RUSTFLAGS={} --emit=asm={} -Clinker={}",
+        rustc.display(),
+        flags.join(" "),
+        ptx.display(),
+        linker.display()
+    );
     if !dry_run
         && (!ptx.is_file() || std::fs::read_to_string(&settings).ok().as_deref() != Some(&command))
     {
@@ -188,11 +196,12 @@ pub(crate) fn build_nvptx_image(
     }
 
     // 5. What ptxas and the runtime need of the module.
+    let kernels = kernels()?;
     if !dry_run {
         let text = std::fs::read_to_string(&ptx).with_context(|| {
             format!("the nvptx64 image build wrote no PTX at {}", ptx.display())
         })?;
-        check_ptx(&text, cpu, kernels).with_context(|| format!("checking {}", ptx.display()))?;
+        check_ptx(&text, cpu, &kernels).with_context(|| format!("checking {}", ptx.display()))?;
     }
 
     // 6. The cubin, again where the PTX or the assembler changed.

@@ -61,7 +61,7 @@ impl Config {
 /// first call for a toolchain and target CPU (about 30 s) and reusing it afterwards.
 pub fn ensure(cfg: &Config) -> Result<PathBuf> {
     let shell = Shell::new(cfg.verbose);
-    let toolchain = Toolchain::query(&cfg.rustc, &shell)?;
+    let toolchain = Toolchain::query_cached(&cfg.rustc, &shell, &cfg.cache_dir)?;
     if toolchain.nvptx_std().is_some() {
         return Ok(toolchain.sysroot);
     }

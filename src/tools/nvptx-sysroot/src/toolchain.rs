@@ -26,6 +26,49 @@ impl Toolchain {
     pub(crate) fn query(rustc: &Path, shell: &Shell) -> Result<Self> {
         let version = stdout(shell, Command::new(rustc).arg("-vV"))?;
         let sysroot = stdout(shell, Command::new(rustc).args(["--print", "sysroot"]))?;
+        Self::from_answers(rustc, version, &sysroot)
+    }
+
+    /// [`Toolchain::query`], its answers kept in `cache_dir` for this very rustc binary (its
+    /// path, size, inode and times: an updated toolchain is a new binary): each build asks once
+    /// instead of running rustc twice (about 50 ms).
+    pub(crate) fn query_cached(rustc: &Path, shell: &Shell, cache_dir: &Path) -> Result<Self> {
+        use std::os::unix::fs::MetadataExt as _;
+        let Ok(meta) = std::fs::metadata(rustc) else { return Self::query(rustc, shell) };
+        let identity = format!(
+            "{} {} {} {}.{} {}.{}",
+            rustc.display(),
+            meta.len(),
+            meta.ino(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ctime(),
+            meta.ctime_nsec()
+        );
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(&identity, &mut hasher);
+        let file = cache_dir.join(format!("rustc-{:016x}.txt", std::hash::Hasher::finish(&hasher)));
+        // identity, then the sysroot, then `rustc -vV`: one file, written whole
+        if let Ok(text) = std::fs::read_to_string(&file)
+            && let Some((first, rest)) = text.split_once('\n')
+            && first == identity
+            && let Some((sysroot, version)) = rest.split_once('\n')
+        {
+            return Self::from_answers(rustc, version.to_owned(), sysroot);
+        }
+        let toolchain = Self::query(rustc, shell)?;
+        let text =
+            format!("{identity}\n{}\n{}", toolchain.sysroot.display(), toolchain.verbose_version);
+        // Best effort: without it, the next build asks rustc again.
+        let _ = std::fs::create_dir_all(cache_dir).and_then(|()| {
+            let mut aside = tempfile::NamedTempFile::new_in(cache_dir)?;
+            std::io::Write::write_all(&mut aside, text.as_bytes())?;
+            aside.persist(&file).map(drop).map_err(|e| e.error)
+        });
+        Ok(toolchain)
+    }
+
+    fn from_answers(rustc: &Path, version: String, sysroot: &str) -> Result<Self> {
         let field = |name: &str| {
             version.lines().find_map(|line| line.strip_prefix(name)).map(|v| v.trim().to_owned())
         };
@@ -73,4 +116,48 @@ impl Toolchain {
 fn stdout(shell: &Shell, cmd: &mut Command) -> Result<String> {
     let output = shell.run(cmd)?;
     String::from_utf8(output.stdout).context("rustc printed something that is not utf-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    /// A `rustc` that answers `-vV` and `--print sysroot`, counting its runs in `runs`.
+    fn fake_rustc(dir: &Path, release: &str) -> PathBuf {
+        let rustc = dir.join("rustc");
+        let script = format!(
+            "#!/bin/sh\necho run >> {}/runs\nif [ \"$1\" = -vV ]; then printf 'rustc x\\nrelease: {release}\\n'; else echo /opt/sysroot; fi\n",
+            dir.display()
+        );
+        std::fs::write(&rustc, script).unwrap();
+        std::fs::set_permissions(&rustc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        rustc
+    }
+
+    fn runs(dir: &Path) -> usize {
+        std::fs::read_to_string(dir.join("runs")).map_or(0, |s| s.lines().count())
+    }
+
+    #[test]
+    fn the_answers_of_one_rustc_binary_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let rustc = fake_rustc(dir.path(), "1.97.0-nightly");
+        let shell = Shell::new(false);
+        let first = Toolchain::query_cached(&rustc, &shell, &cache).unwrap();
+        assert_eq!(runs(dir.path()), 2);
+        let again = Toolchain::query_cached(&rustc, &shell, &cache).unwrap();
+        assert_eq!(runs(dir.path()), 2, "the second build asks nothing");
+        assert_eq!((again.release, again.sysroot), (first.release, first.sysroot));
+        assert_eq!(again.verbose_version, first.verbose_version);
+
+        // A new binary in the same place (a toolchain update) is asked again.
+        std::fs::remove_file(&rustc).unwrap();
+        let rustc = fake_rustc(dir.path(), "1.98.0-nightly");
+        let updated = Toolchain::query_cached(&rustc, &shell, &cache).unwrap();
+        assert_eq!(runs(dir.path()), 4);
+        assert_eq!(updated.release, "1.98.0-nightly");
+    }
 }
