@@ -1,17 +1,38 @@
 //! The one place external commands run: honours `--verbose` and `--dry-run`.
 
 use std::ffi::OsString;
+use std::io::{IsTerminal as _, Write as _};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result, bail};
 
 /// How commands are run.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Runner {
     /// Print each command before running it.
     pub(crate) verbose: bool,
     /// Print each command instead of running it.
     pub(crate) dry_run: bool,
+    /// Keep what commands print here instead (a build that runs beside another, whose output
+    /// is shown only where it matters).
+    pub(crate) held: Option<Held>,
+}
+
+/// What held commands printed, in order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Held(Arc<Mutex<Vec<u8>>>);
+
+impl Held {
+    fn push(&self, bytes: &[u8]) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(bytes);
+    }
+
+    /// Prints what was held, on stderr.
+    pub(crate) fn show(&self) {
+        let bytes = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        let _ = std::io::stderr().write_all(&bytes);
+    }
 }
 
 /// A command to run, with the environment it adds.
@@ -69,18 +90,40 @@ impl Cmd {
 }
 
 impl Runner {
+    /// This runner, holding what its commands print.
+    pub(crate) fn holding(&self) -> (Runner, Held) {
+        let held = Held::default();
+        (Runner { held: Some(held.clone()), ..self.clone() }, held)
+    }
+
     /// Runs `cmd` to completion; a non-zero exit is an error naming `what`.
     pub(crate) fn run(&self, what: &str, cmd: &Cmd) -> Result<()> {
         if self.dry_run || self.verbose {
-            println!("{}", cmd.display());
+            match &self.held {
+                Some(held) => held.push(format!("{}\n", cmd.display()).as_bytes()),
+                None => println!("{}", cmd.display()),
+            }
         }
         if self.dry_run {
             return Ok(());
         }
-        let status = cmd
-            .to_command()
-            .status()
-            .with_context(|| format!("running {}", cmd.program.to_string_lossy()))?;
+        let mut command = cmd.to_command();
+        let status = match &self.held {
+            None => command.status(),
+            Some(held) => {
+                // Colours as cargo would give the terminal the output is for.
+                if std::io::stderr().is_terminal() && std::env::var_os("CARGO_TERM_COLOR").is_none()
+                {
+                    command.env("CARGO_TERM_COLOR", "always");
+                }
+                command.output().map(|out| {
+                    held.push(&out.stdout);
+                    held.push(&out.stderr);
+                    out.status
+                })
+            }
+        }
+        .with_context(|| format!("running {}", cmd.program.to_string_lossy()))?;
         if !status.success() {
             bail!("{what} failed ({status})");
         }

@@ -9,6 +9,7 @@
 mod command;
 mod host;
 mod image;
+mod images;
 mod nvptx;
 mod project;
 
@@ -105,6 +106,7 @@ struct RunArgs {
 }
 
 /// Choices shared by every stage.
+#[derive(Clone)]
 pub(crate) struct Config {
     pub(crate) runner: Runner,
     pub(crate) cargo: String,
@@ -123,7 +125,7 @@ impl Config {
                 .with_file_name("offload-ld"),
         };
         Ok(Config {
-            runner: Runner { verbose: args.verbose, dry_run: args.dry_run },
+            runner: Runner { verbose: args.verbose, dry_run: args.dry_run, held: None },
             cargo: std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()),
             offload_ld,
             abi: args.abi.clone(),
@@ -176,7 +178,7 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Sub::Setup { root, verbose } => {
-            let ptxas = nvptx::install_ptxas(&root, &Runner { verbose, dry_run: false })?;
+            let ptxas = nvptx::install_ptxas(&root, &Runner { verbose, ..Runner::default() })?;
             if verbose {
                 eprintln!("offload: ptxas at {}", ptxas.display());
             }
@@ -199,11 +201,58 @@ fn load(args: &BuildArgs) -> Result<(Project, Config)> {
 }
 
 /// Device images, then the host program linked with them (or its tests run with them).
+///
+/// Where an earlier build left images, the host program builds beside the device images,
+/// expecting those images again: rustc compiles while the images are checked, and offload-ld
+/// waits for them (`images::Lock`) before it reads them. Where the images came out different
+/// (their bytes make the build stamp), the host program builds again with them.
 fn build(project: &Project, config: &Config, args: &BuildArgs, action: HostAction) -> Result<()> {
-    let images = device_images(project, config, args)?;
-    let cmd = host::host_command(project, &images, config, action)?;
-    config.status(&format!("building the host program of {}", project.name));
-    config.runner.run("the host program build", &cmd)
+    let host_build = |images: &[image::Image]| -> Result<()> {
+        let cmd = host::host_command(project, images, config, action)?;
+        config.status(&format!("building the host program of {}", project.name));
+        config.runner.run("the host program build", &cmd)
+    };
+    let expected = if config.runner.dry_run { None } else { images::last(project) };
+    let Some(expected) = expected else {
+        let images = device_images(project, config, args)?;
+        images::remember(project, &images);
+        return host_build(&images);
+    };
+    // The stamp of the images expected, before anything can change them.
+    let expected_stamp = host::images_stamp(&expected, config);
+    let lock = images::Lock::take(project)?;
+    // What the host build prints waits: it is shown where it counts (the images built, and were
+    // the ones expected), so that an error in the kernels is not shown once per build.
+    let (held_runner, held) = config.runner.holding();
+    let held_config = Config { runner: held_runner, ..config.clone() };
+    let (images, host) = std::thread::scope(|s| {
+        let host = s.spawn(|| {
+            let mut cmd = host::host_command(project, &expected, &held_config, action)?;
+            cmd = cmd.env(images::LOCK_ENV, lock.path());
+            held_config.runner.run("the host program build", &cmd)
+        });
+        let images = device_images(project, config, args);
+        lock.release(images.is_ok());
+        (images, host.join())
+    });
+    let images = images?;
+    let host = host.map_err(|_| anyhow!("the host program build panicked"))?;
+    images::remember(project, &images);
+    if images::same(&expected, &images) && host::images_stamp(&images, config) == expected_stamp {
+        config.status(&format!("building the host program of {}", project.name));
+        held.show();
+        return host;
+    }
+    // Other images than expected: the host program links again, with their stamp.
+    host_build(&images)
+}
+
+type HostJob<'scope> = std::thread::ScopedJoinHandle<'scope, Result<(image::Image, Vec<String>)>>;
+
+/// The host-offload image and its kernels, once: `None` where they were already waited for.
+fn join_host(job: &mut Option<HostJob<'_>>) -> Option<Result<(image::Image, Vec<String>)>> {
+    let job = job.take()?;
+    Some(job.join().map_err(|_| anyhow!("the host-offload image build panicked")).and_then(|r| r))
 }
 
 /// The images to embed, the NVIDIA one first: the runtime numbers devices in the order images
@@ -245,17 +294,41 @@ fn device_images(
         let (host, kernels) = host_and_kernels()?;
         (nvptx::build_nvptx_image(project, config, &opts, || Ok(kernels))?, host)
     } else {
+        // What the nvptx build prints waits until the host-offload image built: an error in
+        // the kernels is shown by that build alone.
+        let (held_runner, held) = config.runner.holding();
+        let held_config = Config { runner: held_runner, ..config.clone() };
         std::thread::scope(|s| -> Result<_> {
-            let host_job = s.spawn(host_and_kernels);
-            let mut host = None;
-            let nvptx = nvptx::build_nvptx_image(project, config, &opts, || {
-                let (image, kernels) = host_job
-                    .join()
-                    .map_err(|_| anyhow!("the host-offload image build panicked"))??;
-                host = Some(image);
-                Ok(kernels)
-            })?;
-            let host = host.context("the host-offload image was not waited for")?;
+            let mut job = Some(s.spawn(host_and_kernels));
+            let mut host_image = None;
+            let mut host_error = None;
+            let nvptx =
+                nvptx::build_nvptx_image(project, &held_config, &opts, || {
+                    match join_host(&mut job) {
+                        Some(Ok((image, kernels))) => {
+                            host_image = Some(image);
+                            Ok(kernels)
+                        }
+                        Some(Err(e)) => {
+                            host_error = Some(format!("{e:#}"));
+                            Err(e)
+                        }
+                        None => Err(anyhow!("the host-offload image was waited for twice")),
+                    }
+                });
+            // The nvptx build stopped before it asked for the kernels: the host-offload image
+            // is waited for all the same, and its error comes first.
+            match join_host(&mut job) {
+                Some(Ok((image, _))) => host_image = Some(image),
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
+            if let Some(e) = host_error {
+                return Err(anyhow!("{e}"));
+            }
+            held.show();
+            let nvptx = nvptx?;
+            let host = host_image.context("the host-offload image was not waited for")?;
             Ok((nvptx, host))
         })?
     };

@@ -369,6 +369,7 @@ mod tests {
             cache,
             opt_level: 2,
             cc: "cc".into(),
+            _images_lock: None,
         }
     }
 
