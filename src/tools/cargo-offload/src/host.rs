@@ -97,11 +97,6 @@ pub(crate) fn binary(project: &Project, bin: Option<&str>) -> Result<PathBuf> {
     Ok(project.build_dir.join("host").join(HOST_TRIPLE).join("release").join(name))
 }
 
-/// What makes cargo link the host program again: the images' bytes, the ABI, offload-ld.
-pub(crate) fn images_stamp(images: &[Image], config: &Config) -> u64 {
-    build_stamp(images, &config.abi, &config.offload_ld)
-}
-
 fn build_stamp(images: &[Image], abi: &str, linker: &std::path::Path) -> u64 {
     let mut h = DefaultHasher::new();
     abi.hash(&mut h);

@@ -9,7 +9,6 @@
 mod command;
 mod host;
 mod image;
-mod images;
 mod nvptx;
 mod project;
 
@@ -201,50 +200,11 @@ fn load(args: &BuildArgs) -> Result<(Project, Config)> {
 }
 
 /// Device images, then the host program linked with them (or its tests run with them).
-///
-/// Where an earlier build left images, the host program builds beside the device images,
-/// expecting those images again: rustc compiles while the images are checked, and offload-ld
-/// waits for them (`images::Lock`) before it reads them. Where the images came out different
-/// (their bytes make the build stamp), the host program builds again with them.
 fn build(project: &Project, config: &Config, args: &BuildArgs, action: HostAction) -> Result<()> {
-    let host_build = |images: &[image::Image]| -> Result<()> {
-        let cmd = host::host_command(project, images, config, action)?;
-        config.status(&format!("building the host program of {}", project.name));
-        config.runner.run("the host program build", &cmd)
-    };
-    let expected = if config.runner.dry_run { None } else { images::last(project) };
-    let Some(expected) = expected else {
-        let images = device_images(project, config, args)?;
-        images::remember(project, &images);
-        return host_build(&images);
-    };
-    // The stamp of the images expected, before anything can change them.
-    let expected_stamp = host::images_stamp(&expected, config);
-    let lock = images::Lock::take(project)?;
-    // What the host build prints waits: it is shown where it counts (the images built, and were
-    // the ones expected), so that an error in the kernels is not shown once per build.
-    let (held_runner, held) = config.runner.holding();
-    let held_config = Config { runner: held_runner, ..config.clone() };
-    let (images, host) = std::thread::scope(|s| {
-        let host = s.spawn(|| {
-            let mut cmd = host::host_command(project, &expected, &held_config, action)?;
-            cmd = cmd.env(images::LOCK_ENV, lock.path());
-            held_config.runner.run("the host program build", &cmd)
-        });
-        let images = device_images(project, config, args);
-        lock.release(images.is_ok());
-        (images, host.join())
-    });
-    let images = images?;
-    let host = host.map_err(|_| anyhow!("the host program build panicked"))?;
-    images::remember(project, &images);
-    if images::same(&expected, &images) && host::images_stamp(&images, config) == expected_stamp {
-        config.status(&format!("building the host program of {}", project.name));
-        held.show();
-        return host;
-    }
-    // Other images than expected: the host program links again, with their stamp.
-    host_build(&images)
+    let images = device_images(project, config, args)?;
+    let cmd = host::host_command(project, &images, config, action)?;
+    config.status(&format!("building the host program of {}", project.name));
+    config.runner.run("the host program build", &cmd)
 }
 
 type HostJob<'scope> = std::thread::ScopedJoinHandle<'scope, Result<(image::Image, Vec<String>)>>;

@@ -164,7 +164,9 @@ pub(crate) fn build_nvptx_image(
         .arg("--")
         .arg(format!("--emit=asm={},link", ptx.display()))
         .arg(format!("-Clinker={}", linker.display()))
-        .env("CARGO_TARGET_DIR", project.build_dir.join("device"))
+        // Its own target folder: cargo locks a build folder for the whole of a run, and this
+        // build runs beside the host-offload image's.
+        .env("CARGO_TARGET_DIR", project.build_dir.join("device-nvptx"))
         .env("RUSTC", &rustc)
         .env("RUSTFLAGS", flags.join(" "))
         .env(AS_LINKER, "1");

@@ -206,7 +206,7 @@ const NVPTX_DIR: &str = "$PKG/target/offload/images/app/nvptx64";
 fn nvptx_lines(cpu: &str) -> [String; 2] {
     [
         format!(
-            "CARGO_TARGET_DIR=$PKG/target/offload/device RUSTC=$RUSTC RUSTFLAGS='--sysroot=$SYSROOTS/<toolchain>-{cpu}/sysroot \
+            "CARGO_TARGET_DIR=$PKG/target/offload/device-nvptx RUSTC=$RUSTC RUSTFLAGS='--sysroot=$SYSROOTS/<toolchain>-{cpu}/sysroot \
 --cfg offload_device --check-cfg=cfg(offload_device) -Ctarget-cpu={cpu}' CARGO_OFFLOAD_AS_NVPTX_LINKER=1 cargo rustc --release \
 --target nvptx64-nvidia-cuda --lib --manifest-path {NVPTX_DIR}/Cargo.toml --quiet -- --emit=asm={NVPTX_DIR}/app_offload_image.ptx,link \
 -Clinker=$CARGO_OFFLOAD"

@@ -1,7 +1,7 @@
 //! What `cargo offload` tells the link stage, through environment variables (the linker is run
 //! by rustc, so its arguments are rustc's).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context as _, Result, anyhow};
 use offload_codegen::{Image, RuntimeAbi};
@@ -20,9 +20,6 @@ pub(crate) const SAVE_TEMPS: &str = "OFFLOAD_LD_SAVE_TEMPS";
 pub(crate) const OPT_LEVEL: &str = "OFFLOAD_LD_OPT_LEVEL";
 /// The folder keeping each unit's object between links (none: every link compiles all).
 pub(crate) const CACHE: &str = "OFFLOAD_LD_CACHE";
-/// A lock file held while cargo offload builds the device images: the link waits for it, and
-/// goes on only where it reads `ok`.
-pub(crate) const IMAGES_LOCK: &str = "OFFLOAD_LD_IMAGES_LOCK";
 /// The C compiler driver that links (default `cc`).
 pub(crate) const CC: &str = "OFFLOAD_LD_CC";
 
@@ -38,34 +35,11 @@ pub(crate) struct LinkConfig {
     pub(crate) cache: Option<PathBuf>,
     pub(crate) opt_level: u8,
     pub(crate) cc: String,
-    /// Held for the link: the images stay as they were read.
-    pub(crate) _images_lock: Option<std::fs::File>,
-}
-
-/// Waits while cargo offload builds the device images, then holds the lock shared. Fails where
-/// they did not build: the program must not link with images that may be old or half written.
-pub(crate) fn wait_for_images(lock: &Path) -> Result<std::fs::File> {
-    let mut file = std::fs::File::open(lock)
-        .with_context(|| format!("opening the device images' lock {}", lock.display()))?;
-    file.lock_shared()
-        .with_context(|| format!("waiting for the device images ({})", lock.display()))?;
-    let mut state = String::new();
-    std::io::Read::read_to_string(&mut file, &mut state)
-        .with_context(|| format!("reading {}", lock.display()))?;
-    match state.as_str() {
-        "ok" => Ok(file),
-        "failed" => Err(anyhow!("the device images did not build (cargo offload names the error)")),
-        other => Err(anyhow!(
-            "the device images' build stopped unfinished ({} says `{other}`; build again)",
-            lock.display()
-        )),
-    }
 }
 
 impl LinkConfig {
     pub(crate) fn from_env() -> Result<Self> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let images_lock = var(IMAGES_LOCK).map(|p| wait_for_images(Path::new(&p))).transpose()?;
         let images = var(IMAGES)
             .map(|v| {
                 v.split(';').filter(|s| !s.is_empty()).map(read_image).collect::<Result<Vec<_>>>()
@@ -96,7 +70,6 @@ impl LinkConfig {
             cache: var(CACHE).map(PathBuf::from),
             opt_level,
             cc: var(CC).unwrap_or_else(|| "cc".into()),
-            _images_lock: images_lock,
         })
     }
 }
@@ -106,46 +79,4 @@ fn read_image(spec: &str) -> Result<Image> {
         spec.split_once('=').ok_or_else(|| anyhow!("{IMAGES}: `{spec}` is not TRIPLE=PATH"))?;
     let bytes = std::fs::read(path).with_context(|| format!("reading device image {path}"))?;
     Ok(Image { triple: triple.to_owned(), bytes })
-}
-
-#[cfg(test)]
-mod tests {
-    use std::io::Write as _;
-    use std::time::{Duration, Instant};
-
-    use super::*;
-
-    #[test]
-    fn the_link_goes_on_only_with_images_that_built() {
-        let dir = tempfile::tempdir().unwrap();
-        let lock = dir.path().join("app.lock");
-        std::fs::write(&lock, "ok").unwrap();
-        assert!(wait_for_images(&lock).is_ok());
-        std::fs::write(&lock, "failed").unwrap();
-        let e = wait_for_images(&lock).unwrap_err().to_string();
-        assert!(e.contains("did not build"), "{e}");
-        std::fs::write(&lock, "building").unwrap();
-        let e = wait_for_images(&lock).unwrap_err().to_string();
-        assert!(e.contains("stopped unfinished"), "{e}");
-    }
-
-    #[test]
-    fn the_link_waits_while_the_images_build() {
-        let dir = tempfile::tempdir().unwrap();
-        let lock = dir.path().join("app.lock");
-        let mut held = std::fs::File::create(&lock).unwrap();
-        held.lock().unwrap();
-        held.write_all(b"building").unwrap();
-        let start = Instant::now();
-        let builder = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(200));
-            held.set_len(0).unwrap();
-            std::io::Seek::rewind(&mut held).unwrap();
-            held.write_all(b"ok").unwrap();
-            held.unlock().unwrap();
-        });
-        assert!(wait_for_images(&lock).is_ok());
-        assert!(start.elapsed() >= Duration::from_millis(200));
-        builder.join().unwrap();
-    }
 }

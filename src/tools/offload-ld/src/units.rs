@@ -369,7 +369,6 @@ mod tests {
             cache,
             opt_level: 2,
             cc: "cc".into(),
-            _images_lock: None,
         }
     }
 
