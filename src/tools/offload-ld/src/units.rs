@@ -114,20 +114,20 @@ impl Cache {
         h.finalize().to_hex().to_string()
     }
 
-    /// The record and a private copy (in `scratch`) of the object of `key`, if cached.
-    fn get(&self, key: &str, scratch: &Path, index: usize) -> Option<(Record, PathBuf)> {
+    /// The record of `key`, if cached, with a private copy of its object at `object` (in the
+    /// link's scratch folder).
+    fn get(&self, key: &str, object: &Path) -> Option<Record> {
         let dir = self.dir.as_ref()?;
         let json = dir.join(format!("{key}.json"));
         let record: Record = serde_json::from_slice(&std::fs::read(&json).ok()?).ok()?;
         // A link of its own: a concurrent prune cannot take it away before cc reads it.
-        let object = scratch.join(format!("{index}-{key}.o"));
         let cached = dir.join(format!("{key}.o"));
-        if std::fs::hard_link(&cached, &object).is_err() {
-            std::fs::copy(&cached, &object).ok()?;
+        if std::fs::hard_link(&cached, object).is_err() {
+            std::fs::copy(&cached, object).ok()?;
         }
         // Marks it used, for the prune.
         let _ = filetime::set_file_mtime(&json, filetime::FileTime::now());
-        Some((record, object))
+        Some(record)
     }
 
     /// Keeps `object` and `record` under `key`. Each file appears whole (written aside, then
@@ -169,12 +169,11 @@ impl Cache {
         let now = SystemTime::now();
         for entry in std::fs::read_dir(dir)?.flatten() {
             let path = entry.path();
+            let Ok(meta) = entry.metadata() else { continue };
+            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
             if path.extension().is_none_or(|e| e != "json") {
                 // What a killed link left: a file written aside, an object without its record.
-                let stale = entry
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|t| now.duration_since(t).unwrap_or_default() > ORPHAN_AGE);
+                let stale = now.duration_since(modified).unwrap_or_default() > ORPHAN_AGE;
                 let orphan = path.extension().is_some_and(|e| e == "o")
                     && !path.with_extension("json").exists();
                 let aside =
@@ -185,12 +184,9 @@ impl Cache {
                 continue;
             }
             let object = path.with_extension("o");
-            let size = entry.metadata().map(|m| m.len()).unwrap_or(0)
-                + std::fs::metadata(&object).map(|m| m.len()).unwrap_or(0);
-            let used =
-                entry.metadata().and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH);
+            let size = meta.len() + std::fs::metadata(&object).map(|m| m.len()).unwrap_or(0);
             total += size;
-            entries.push((used, size, path));
+            entries.push((modified, size, path));
         }
         if total <= limit {
             return Ok(());
@@ -218,15 +214,19 @@ pub(crate) fn compile(
 ) -> Result<(Vec<Compiled>, Tally)> {
     let start = Instant::now();
     let keys: Vec<String> = bitcode.iter().map(|bc| cache.key(&[&bc.bytes])).collect();
+    // Numbered: two units with the same bitcode each have their own file.
+    let objects: Vec<PathBuf> =
+        keys.iter().enumerate().map(|(i, key)| scratch.join(format!("{i}-{key}.o"))).collect();
     let mut found: Vec<Option<Compiled>> = keys
         .iter()
-        .enumerate()
-        .map(|(i, key)| {
+        .zip(&objects)
+        .map(|(key, object)| {
             // Saved temporaries need the modules: everything is compiled again.
             if config.save_temps.is_some() {
                 return None;
             }
-            cache.get(key, scratch, i).map(|(record, object)| Compiled { record, object })
+            let record = cache.get(key, object)?;
+            Some(Compiled { record, object: object.clone() })
         })
         .collect();
     let misses: Vec<usize> = (0..bitcode.len()).filter(|&i| found[i].is_none()).collect();
@@ -243,11 +243,10 @@ pub(crate) fn compile(
                 loop {
                     let n = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&i) = misses.get(n) else { break };
-                    // Numbered: two units with the same bitcode each have their own file.
-                    let object = scratch.join(format!("{i}-{}.o", keys[i]));
-                    let result = compile_one(&bitcode[i], i, config, &object).map(|record| {
-                        cache.put(&keys[i], &record, &object);
-                        Compiled { record, object }
+                    let object = &objects[i];
+                    let result = compile_one(&bitcode[i], i, config, object).map(|record| {
+                        cache.put(&keys[i], &record, object);
+                        Compiled { record, object: object.clone() }
                     });
                     *results[n].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
                 }
@@ -302,26 +301,9 @@ pub(crate) fn glue(
     cache: &Cache,
     scratch: &Path,
 ) -> Result<(PathBuf, Option<usize>)> {
-    let mut parts: Vec<&[u8]> = Vec::new();
-    let description = format!(
-        "{}\n{}\n{:?}\n{:?}\n{} {} {}",
-        first.triple,
-        first.data_layout,
-        program.kernels,
-        program.runtime,
-        program.loader,
-        program.cuda_hook,
-        program.cuda_image
-    );
-    parts.push(description.as_bytes());
-    for image in &config.images {
-        parts.push(image.triple.as_bytes());
-        parts.push(&image.bytes);
-    }
-    let key = cache.key(&parts);
-    if config.save_temps.is_none()
-        && let Some((_, object)) = cache.get(&key, scratch, usize::MAX)
-    {
+    let key = glue_key(program, first, config, cache);
+    let object = scratch.join(format!("glue-{key}.o"));
+    if config.save_temps.is_none() && cache.get(&key, &object).is_some() {
         return Ok((object, None));
     }
     let cx = Context::create();
@@ -339,7 +321,6 @@ pub(crate) fn glue(
     if let Some(dir) = &config.save_temps {
         save(&module, dir, "offload-glue.ll")?;
     }
-    let object = scratch.join(format!("glue-{key}.o"));
     offload_codegen::write_object(&module, config.opt_level, &object)?;
     let record = Record {
         unit: Unit::default(),
@@ -348,6 +329,18 @@ pub(crate) fn glue(
     };
     cache.put(&key, &record, &object);
     Ok((object, Some(bound)))
+}
+
+/// The glue's key: all of what the units found (every field of the [`Program`], so that none
+/// can be left out), the target, and the images.
+fn glue_key(program: &Program, first: &Record, config: &LinkConfig, cache: &Cache) -> String {
+    let description = format!("{}\n{}\n{program:?}", first.triple, first.data_layout);
+    let mut parts: Vec<&[u8]> = vec![description.as_bytes()];
+    for image in &config.images {
+        parts.push(image.triple.as_bytes());
+        parts.push(&image.bytes);
+    }
+    cache.key(&parts)
 }
 
 fn save(module: &Module<'_>, dir: &Path, name: &str) -> Result<()> {
@@ -443,6 +436,24 @@ mod tests {
             assert!(units[0].object.is_file());
         }
         cache.prune();
+    }
+
+    /// Two programs that differ in any of what the units found have different glue: a function
+    /// the program defines under a runtime name is forwarded, not bound through the table.
+    #[test]
+    fn the_glue_key_covers_everything_the_units_found() {
+        let cache = Cache::new(&config(None)).unwrap();
+        let first = Record {
+            unit: Unit::default(),
+            triple: "x86_64-unknown-linux-gnu".into(),
+            data_layout: String::new(),
+        };
+        let base = Program { loader: true, ..Program::default() };
+        let defining = Program { defined: vec!["omp_helper".into()], ..base.clone() };
+        let key = |p: &Program| glue_key(p, &first, &config(None), &cache);
+        assert_ne!(key(&base), key(&defining));
+        assert_ne!(key(&base), key(&Program { kernels: vec!["k".into()], ..base.clone() }));
+        assert_eq!(key(&base), key(&base.clone()));
     }
 
     #[test]
