@@ -105,10 +105,7 @@ pub(crate) fn runtime_named_definitions(module: &Module<'_>) -> Vec<String> {
         .get_functions()
         .filter(|f| f.count_basic_blocks() > 0)
         .filter(|f| {
-            !matches!(f.get_linkage(), Linkage::Internal | Linkage::Private)
-                && RUNTIME_PREFIXES
-                    .iter()
-                    .any(|p| f.get_name().to_bytes().starts_with(p.as_bytes()))
+            !matches!(f.get_linkage(), Linkage::Internal | Linkage::Private) && is_runtime_name(f)
         })
         .map(|f| f.get_name().to_string_lossy().into_owned())
         .collect()
@@ -177,25 +174,11 @@ pub(crate) fn export_trampolines(
         through_table(module, loader, &tabled, Linkage::External)?;
     }
     let b = cx.create_builder();
-    for f in forwarded.iter().filter(|f| for_units(f)) {
-        let name = f.get_name().to_string_lossy();
-        let trampoline = module.add_function(
-            &format!("{name}{TRAMPOLINE_SUFFIX}"),
-            f.get_type(),
-            Some(Linkage::External),
-        );
-        trampoline.as_global_value().set_visibility(GlobalVisibility::Hidden);
-        trampoline.set_call_conventions(f.get_call_conventions());
+    for &f in forwarded.iter().filter(|f| for_units(f)) {
+        let trampoline = add_trampoline(module, f, Linkage::External);
         b.position_at_end(cx.append_basic_block(trampoline, "entry"));
-        let args: Vec<BasicMetadataValueEnum> =
-            trampoline.get_param_iter().map(Into::into).collect();
-        let call = b.build_call(*f, &args, "")?;
-        call.set_tail_call(true);
-        call.set_call_convention(f.get_call_conventions());
-        match call.try_as_basic_value().basic() {
-            Some(value) => b.build_return(Some(&value))?,
-            None => b.build_return(None)?,
-        };
+        let call = b.build_call(f, &forwarded_params(trampoline), "")?;
+        return_call(&b, trampoline, call)?;
     }
     Ok(if loader { tabled.len() } else { 0 })
 }
@@ -219,11 +202,55 @@ fn bindable_declarations<'ctx>(module: &Module<'ctx>) -> Vec<FunctionValue<'ctx>
                 })
             })
         })
-        .filter(|f| {
-            let name = f.get_name().to_bytes();
-            RUNTIME_PREFIXES.iter().any(|p| name.starts_with(p.as_bytes()))
-        })
+        .filter(is_runtime_name)
         .collect()
+}
+
+/// Whether `f` is named as a runtime function is ([`RUNTIME_PREFIXES`]).
+fn is_runtime_name(f: &FunctionValue<'_>) -> bool {
+    let name = f.get_name().to_bytes();
+    RUNTIME_PREFIXES.iter().any(|p| name.starts_with(p.as_bytes()))
+}
+
+/// Adds `<name>.offload_rt`, empty, with `declaration`'s type and calling convention: hidden
+/// unless internal.
+fn add_trampoline<'ctx>(
+    module: &Module<'ctx>,
+    declaration: FunctionValue<'ctx>,
+    linkage: Linkage,
+) -> FunctionValue<'ctx> {
+    let name = declaration.get_name().to_string_lossy();
+    let trampoline = module.add_function(
+        &format!("{name}{TRAMPOLINE_SUFFIX}"),
+        declaration.get_type(),
+        Some(linkage),
+    );
+    if linkage != Linkage::Internal {
+        trampoline.as_global_value().set_visibility(GlobalVisibility::Hidden);
+    }
+    trampoline.set_call_conventions(declaration.get_call_conventions());
+    trampoline
+}
+
+/// Ends a trampoline with `call`, which forwards its parameters: a tail call in the calling
+/// convention of the trampoline, whose value it returns.
+fn return_call<'ctx>(
+    b: &inkwell::builder::Builder<'ctx>,
+    trampoline: FunctionValue<'ctx>,
+    call: inkwell::values::CallSiteValue<'ctx>,
+) -> Result<()> {
+    call.set_tail_call(true);
+    call.set_call_convention(trampoline.get_call_conventions());
+    match call.try_as_basic_value().basic() {
+        Some(value) => b.build_return(Some(&value))?,
+        None => b.build_return(None)?,
+    };
+    Ok(())
+}
+
+/// A trampoline's parameters, as call arguments.
+fn forwarded_params<'ctx>(trampoline: FunctionValue<'ctx>) -> Vec<BasicMetadataValueEnum<'ctx>> {
+    trampoline.get_param_iter().map(Into::into).collect()
 }
 
 /// Defines a trampoline for each of `declarations` that calls through a table which `loader`
@@ -257,15 +284,8 @@ fn through_table<'ctx>(
     table.set_linkage(Linkage::Internal);
 
     let b = cx.create_builder();
-    for (i, declaration) in declarations.iter().enumerate() {
-        let name = declaration.get_name().to_string_lossy().into_owned();
-        let fn_ty = declaration.get_type();
-        let trampoline =
-            module.add_function(&format!("{name}{TRAMPOLINE_SUFFIX}"), fn_ty, Some(linkage));
-        if linkage != Linkage::Internal {
-            trampoline.as_global_value().set_visibility(GlobalVisibility::Hidden);
-        }
-        trampoline.set_call_conventions(declaration.get_call_conventions());
+    for (i, &declaration) in declarations.iter().enumerate() {
+        let trampoline = add_trampoline(module, declaration, linkage);
         b.position_at_end(cx.append_basic_block(trampoline, "entry"));
         // SAFETY: the indices are within the table's type.
         let slot = unsafe {
@@ -277,15 +297,13 @@ fn through_table<'ctx>(
             )?
         };
         let target = b.build_load(ptr, slot, "f")?.into_pointer_value();
-        let args: Vec<BasicMetadataValueEnum> =
-            trampoline.get_param_iter().map(Into::into).collect();
-        let call = b.build_indirect_call(fn_ty, target, &args, "")?;
-        call.set_tail_call(true);
-        call.set_call_convention(declaration.get_call_conventions());
-        match call.try_as_basic_value().basic() {
-            Some(value) => b.build_return(Some(&value))?,
-            None => b.build_return(None)?,
-        };
+        let call = b.build_indirect_call(
+            declaration.get_type(),
+            target,
+            &forwarded_params(trampoline),
+            "",
+        )?;
+        return_call(&b, trampoline, call)?;
         declaration
             .as_global_value()
             .as_pointer_value()

@@ -29,7 +29,7 @@ mod runtime;
 use anyhow::{Result, bail};
 use inkwell::context::Context;
 use inkwell::module::Module;
-use inkwell::values::{BasicValue, GlobalValue};
+use inkwell::values::GlobalValue;
 
 pub use abi::RuntimeAbi;
 pub use binding::{RuntimeFunction, bind_runtime_through_table};
@@ -75,12 +75,7 @@ pub fn lower<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, config: &Config) ->
     let rt = Runtime::declare(cx, module, config.abi);
     let mut lowering = Lowering::new(cx, module, &rt, RegionIds::Internal);
     lower_markers(&mut lowering, &markers, &mut report)?;
-    // Nothing to register without kernels or images (a module that only maps data).
-    let image_globals = if !lowering.kernels.is_empty() || !config.images.is_empty() {
-        lowering.register(config.abi, &config.images)?
-    } else {
-        Vec::new()
-    };
+    let image_globals = lowering.register(config.abi, &config.images)?;
     register::define_cuda_image(cx, module, cuda_image(&config.images, &image_globals), false)?;
     remove_marker_declarations(module);
     verify(module)?;
@@ -210,11 +205,7 @@ pub fn glue<'ctx>(
     for kernel in &program.kernels {
         lowering.region_id(kernel);
     }
-    let image_globals = if !program.kernels.is_empty() || !config.images.is_empty() {
-        lowering.register(config.abi, &config.images)?
-    } else {
-        Vec::new()
-    };
+    let image_globals = lowering.register(config.abi, &config.images)?;
     if program.cuda_image {
         register::define_cuda_image(cx, module, cuda_image(&config.images, &image_globals), true)?;
     }
@@ -310,15 +301,9 @@ fn verify(module: &Module<'_>) -> Result<()> {
 }
 
 fn remove_marker_declarations(module: &Module<'_>) {
-    let dead: Vec<_> = module
+    let markers: Vec<_> = module
         .get_functions()
-        .filter(|f| {
-            f.get_name().to_bytes().starts_with(b"__rust_offload_") && f.count_basic_blocks() == 0
-        })
-        .filter(|f| f.as_global_value().as_pointer_value().get_first_use().is_none())
+        .filter(|f| f.get_name().to_bytes().starts_with(b"__rust_offload_"))
         .collect();
-    for f in dead {
-        // SAFETY: a declaration without uses.
-        unsafe { f.delete() };
-    }
+    markers.into_iter().for_each(runtime::delete_if_unused);
 }

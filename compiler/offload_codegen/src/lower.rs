@@ -286,26 +286,22 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
             return *g;
         }
         let i8t = self.cx.i8_type();
-        let name = match self.region_ids {
-            RegionIds::Internal => format!(".{kernel}.region_id"),
-            RegionIds::Declared | RegionIds::Exported => format!("{SHARED_REGION_ID}{kernel}"),
+        let shared = self.region_ids != RegionIds::Internal;
+        let name = if shared {
+            format!("{SHARED_REGION_ID}{kernel}")
+        } else {
+            format!(".{kernel}.region_id")
         };
         let g = self.module.add_global(i8t, None, &name);
         g.set_constant(true);
-        match self.region_ids {
-            RegionIds::Internal => {
-                g.set_initializer(&i8t.const_zero());
-                g.set_linkage(Linkage::Internal);
-            }
-            RegionIds::Declared => {
-                g.set_linkage(Linkage::External);
-                g.set_visibility(GlobalVisibility::Hidden);
-            }
-            RegionIds::Exported => {
-                g.set_initializer(&i8t.const_zero());
-                g.set_linkage(Linkage::External);
-                g.set_visibility(GlobalVisibility::Hidden);
-            }
+        if self.region_ids != RegionIds::Declared {
+            g.set_initializer(&i8t.const_zero());
+        }
+        if shared {
+            g.set_linkage(Linkage::External);
+            g.set_visibility(GlobalVisibility::Hidden);
+        } else {
+            g.set_linkage(Linkage::Internal);
         }
         self.kernels.push((kernel.to_owned(), g));
         g

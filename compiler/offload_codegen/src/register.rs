@@ -29,12 +29,16 @@ pub struct Image {
 
 impl<'ctx> Lowering<'_, 'ctx> {
     /// Emits the entries of every launched kernel, the images, the descriptor and its
-    /// constructor. Returns the embedded images' globals, in `images`' order.
+    /// constructor. Returns the embedded images' globals, in `images`' order. Without kernels
+    /// or images (a module that only maps data) there is nothing to register.
     pub(crate) fn register(
         &self,
         abi: RuntimeAbi,
         images: &[Image],
     ) -> Result<Vec<GlobalValue<'ctx>>> {
+        if self.kernels.is_empty() && images.is_empty() {
+            return Ok(Vec::new());
+        }
         let cx = self.cx;
         let ptr_ty = cx.ptr_type(AddressSpace::default());
         let i64t = cx.i64_type();

@@ -102,14 +102,17 @@ impl Runtime<'_> {
             self.unregister_lib,
             self.atexit,
         ];
-        for f in functions {
-            if f.count_basic_blocks() == 0
-                && f.as_global_value().as_pointer_value().get_first_use().is_none()
-            {
-                // SAFETY: a declaration without uses.
-                unsafe { f.delete() };
-            }
-        }
+        functions.into_iter().for_each(delete_if_unused);
+    }
+}
+
+/// Deletes `f` if it is a declaration that nothing uses.
+pub(crate) fn delete_if_unused(f: FunctionValue<'_>) {
+    if f.count_basic_blocks() == 0
+        && f.as_global_value().as_pointer_value().get_first_use().is_none()
+    {
+        // SAFETY: a declaration without uses.
+        unsafe { f.delete() };
     }
 }
 
