@@ -261,7 +261,7 @@ fn device_images(
         std::thread::scope(|s| -> Result<_> {
             let mut job = Some(s.spawn(host_and_kernels));
             let mut host_image = None;
-            let mut host_error = None;
+            let mut host_failed = false;
             let nvptx =
                 nvptx::build_nvptx_image(project, &held_config, &opts, || {
                     match join_host(&mut job) {
@@ -270,7 +270,7 @@ fn device_images(
                             Ok(kernels)
                         }
                         Some(Err(e)) => {
-                            host_error = Some(format!("{e:#}"));
+                            host_failed = true;
                             Err(e)
                         }
                         None => Err(anyhow!("the host-offload image was waited for twice")),
@@ -283,10 +283,11 @@ fn device_images(
                 Some(Err(e)) => return Err(e),
                 None => {}
             }
-            if let Some(e) = host_error {
-                return Err(anyhow!("{e}"));
+            // Where the host-offload image failed, its error is the nvptx build's, and what the
+            // nvptx build printed is not shown.
+            if !host_failed {
+                held.show();
             }
-            held.show();
             let nvptx = nvptx?;
             let host = host_image.context("the host-offload image was not waited for")?;
             Ok((nvptx, host))

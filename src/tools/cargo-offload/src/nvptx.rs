@@ -184,15 +184,14 @@ pub(crate) fn build_nvptx_image(
         ptx.display(),
         linker.display()
     );
-    if !dry_run
-        && (!ptx.is_file() || std::fs::read_to_string(&settings).ok().as_deref() != Some(&command))
-    {
+    let new_settings = !dry_run && !(ptx.is_file() && stamped(&settings, &command));
+    if new_settings {
         remove_stale(&settings)?;
         touch(&dir.join("lib.rs"))?;
     }
     let before = modified(&ptx);
     config.runner.run("the nvptx64 image build", &compile)?;
-    if !dry_run {
+    if new_settings {
         std::fs::write(&settings, &command)
             .with_context(|| format!("writing {}", settings.display()))?;
     }
@@ -218,7 +217,7 @@ pub(crate) fn build_nvptx_image(
         && before.is_some()
         && modified(&ptx) == before
         && modified(&cubin) >= before
-        && std::fs::read_to_string(&stamp).is_ok_and(|s| s == by);
+        && stamped(&stamp, &by);
     if !fresh {
         if !dry_run {
             remove_stale(&cubin)?;
@@ -273,6 +272,11 @@ fn find_rustc(project: &Project, config: &Config) -> Result<PathBuf> {
     let sysroot = query::stdout(&config.runner, Path::new("rustc"), &["--print", "sysroot"])
         .context("finding rustc (set RUSTC to a nightly rustc, or install one with rustup)")?;
     Ok(Path::new(sysroot.trim()).join("bin").join(format!("rustc{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// Whether the stamp file `path` holds `text`: the settings of the output beside it.
+fn stamped(path: &Path, text: &str) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|s| s == text)
 }
 
 fn modified(path: &Path) -> Option<std::time::SystemTime> {
