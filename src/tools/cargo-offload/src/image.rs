@@ -17,6 +17,28 @@ pub(crate) const HOST_TRIPLE: &str = "x86_64-unknown-linux-gnu";
 pub(crate) struct Image {
     pub(crate) triple: &'static str,
     pub(crate) path: PathBuf,
+    /// What it was made from and with, for the record of fresh images (fresh.rs).
+    pub(crate) made: Made,
+}
+
+/// What an image was made from and with, besides the options.
+#[derive(Default)]
+pub(crate) struct Made {
+    /// cargo's dep-info of the image: the source files it was compiled from.
+    pub(crate) dep_info: PathBuf,
+    /// The tools and libraries that made it (rustc, ptxas, the nvptx sysroot).
+    pub(crate) tools: Vec<PathBuf>,
+    /// Files its build writes beside it (the image crate, the PTX, the stamps).
+    pub(crate) outputs: Vec<PathBuf>,
+}
+
+impl Image {
+    /// An image named by the record of an earlier build; `None` for an unknown target.
+    pub(crate) fn recorded(triple: &str, path: PathBuf) -> Option<Image> {
+        let triple =
+            [HOST_TRIPLE, crate::nvptx::NVPTX_TRIPLE].into_iter().find(|t| *t == triple)?;
+        Some(Image { triple, path, made: Made::default() })
+    }
 }
 
 /// Builds the x86_64 host-offload image of the package's kernels.
@@ -35,8 +57,13 @@ pub(crate) fn build_host_image(project: &Project, config: &Config) -> Result<Ima
         );
     config.status(&format!("building the host-offload image of {} (x86_64)", project.name));
     config.runner.run("the host-offload image build", &cmd)?;
-    let path = target_dir.join(HOST_TRIPLE).join("release").join(format!("lib{crate_name}.so"));
-    Ok(Image { triple: HOST_TRIPLE, path })
+    let release = target_dir.join(HOST_TRIPLE).join("release");
+    let made = Made {
+        dep_info: release.join(format!("lib{crate_name}.d")),
+        tools: Vec::new(),
+        outputs: image_crate_files(&dir),
+    };
+    Ok(Image { triple: HOST_TRIPLE, path: release.join(format!("lib{crate_name}.so")), made })
 }
 
 /// What differs between the image crates of two targets.
@@ -92,6 +119,11 @@ pub(crate) fn write_image_crate(
     write_if_changed(&dir.join("Cargo.toml"), &manifest)?;
     write_if_changed(&dir.join("lib.rs"), &root)?;
     Ok(package.replace('-', "_"))
+}
+
+/// The files of an image crate: what [`write_image_crate`] writes, and cargo's lockfile.
+pub(crate) fn image_crate_files(dir: &Path) -> Vec<PathBuf> {
+    ["Cargo.toml", "Cargo.lock", "lib.rs"].iter().map(|f| dir.join(f)).collect()
 }
 
 /// The folder holding the kernels module and the module's name: `src/kernels.rs` and

@@ -7,6 +7,7 @@
 //! ```
 
 mod command;
+mod fresh;
 mod host;
 mod image;
 mod nvptx;
@@ -16,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum as _};
 
 use crate::command::{Cmd, Runner};
 use crate::host::HostAction;
@@ -167,13 +168,11 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Sub::Build(args) => {
-            let (project, config) = load(&args)?;
-            build(&project, &config, &args, HostAction::Build)?;
+            build(&Config::new(&args)?, &args, HostAction::Build)?;
             Ok(0)
         }
         Sub::Test(args) => {
-            let (project, config) = load(&args)?;
-            build(&project, &config, &args, HostAction::Test)?;
+            build(&Config::new(&args)?, &args, HostAction::Test)?;
             Ok(0)
         }
         Sub::Setup { root, verbose } => {
@@ -184,8 +183,8 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Sub::Run(args) => {
-            let (project, config) = load(&args.build)?;
-            build(&project, &config, &args.build, HostAction::Build)?;
+            let config = Config::new(&args.build)?;
+            let project = build(&config, &args.build, HostAction::Build)?;
             let bin = host::binary(&project, args.bin.as_deref())?;
             config.status(&format!("running {}", bin.display()));
             let code = config.runner.run_program(&Cmd::new(bin).args(&args.args))?;
@@ -194,17 +193,65 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-fn load(args: &BuildArgs) -> Result<(Project, Config)> {
-    let project = Project::load(args.manifest_path.as_deref())?;
-    Ok((project, Config::new(args)?))
+/// Device images, then the host program linked with them (or its tests run with them).
+fn build(config: &Config, args: &BuildArgs, action: HostAction) -> Result<Project> {
+    // The hold on the images lasts until the host program is linked with them.
+    let (project, images, _hold) = fresh_or_built_images(config, args)?;
+    let cmd = host::host_command(&project, &images, config, action)?;
+    config.status(&format!("building the host program of {}", project.name));
+    config.runner.run("the host program build", &cmd)?;
+    Ok(project)
 }
 
-/// Device images, then the host program linked with them (or its tests run with them).
-fn build(project: &Project, config: &Config, args: &BuildArgs, action: HostAction) -> Result<()> {
-    let images = device_images(project, config, args)?;
-    let cmd = host::host_command(project, &images, config, action)?;
-    config.status(&format!("building the host program of {}", project.name));
-    config.runner.run("the host program build", &cmd)
+/// The package and its device images: those of the last build where nothing they were made from
+/// changed (fresh.rs), else built now (and recorded); with the hold on them, where there is one.
+fn fresh_or_built_images(
+    config: &Config,
+    args: &BuildArgs,
+) -> Result<(Project, Vec<image::Image>, Option<fresh::Hold>)> {
+    let devices = args.devices.to_possible_value().map(|v| v.get_name().to_owned());
+    let options = fresh::Options {
+        devices: devices.as_deref().unwrap_or_default(),
+        target_cpu: &args.target_cpu,
+        ptxas: args.ptxas.as_deref(),
+    };
+    if !config.runner.dry_run {
+        match fresh::check(args.manifest_path.as_deref(), &options) {
+            fresh::Check::Fresh(project, images, hold) => {
+                config.status(&format!("the device images of {} are up to date", project.name));
+                return Ok((project, images, Some(hold)));
+            }
+            fresh::Check::Stale(why) if config.runner.verbose => {
+                eprintln!("offload: building the device images: {why}");
+            }
+            fresh::Check::Stale(_) => {}
+        }
+    }
+    let started = std::time::SystemTime::now();
+    let project = Project::load(args.manifest_path.as_deref())?;
+    if config.runner.dry_run {
+        let (images, _) = device_images(&project, config, args)?;
+        return Ok((project, images, None));
+    }
+    // Where the lock cannot be had (a file system without locks), nothing is recorded.
+    let hold = fresh::Hold::alone(&project)
+        .inspect_err(|e| eprintln!("offload: warning: the device images are not recorded: {e:#}"))
+        .ok();
+    fresh::forget(&project)?;
+    let (mut images, complete) = device_images(&project, config, args)?;
+    // Without ptxas, `auto` builds the host-offload image alone, and says so on every build
+    // until ptxas is installed: no record.
+    if complete && hold.is_some() {
+        if !images.iter().any(|i| i.triple == nvptx::NVPTX_TRIPLE) {
+            // The x86_64 image's compiler: the toolchain's, as for the nvptx image.
+            let rustc = nvptx::find_rustc(&project, config)?;
+            images.iter_mut().for_each(|i| i.made.tools.push(rustc.clone()));
+        }
+        if let Err(e) = fresh::record(&project, &images, &options, started) {
+            eprintln!("offload: warning: the next build will check the device images again: {e:#}");
+        }
+    }
+    Ok((project, images, hold))
 }
 
 type HostJob<'scope> = std::thread::ScopedJoinHandle<'scope, Result<(image::Image, Vec<String>)>>;
@@ -219,12 +266,13 @@ fn join_host(job: &mut Option<HostJob<'_>>) -> Option<Result<(image::Image, Vec<
 /// register, so a GPU becomes the default device where there is one. The x86_64 image is
 /// always built: its exports are the kernels the NVIDIA image must define. The two build at
 /// once (the NVIDIA one waits for the kernels only to check its PTX), except in a dry run,
-/// whose plan lists them in order.
+/// whose plan lists them in order. Also whether the images are those `--devices` asked for
+/// (not so where `auto` found no ptxas).
 fn device_images(
     project: &Project,
     config: &Config,
     args: &BuildArgs,
-) -> Result<Vec<image::Image>> {
+) -> Result<(Vec<image::Image>, bool)> {
     let host_and_kernels = || -> Result<(image::Image, Vec<String>)> {
         let host = image::build_host_image(project, config)?;
         let kernels =
@@ -248,7 +296,7 @@ fn device_images(
         }
     };
     if !with_nvptx {
-        return Ok(vec![host_and_kernels()?.0]);
+        return Ok((vec![host_and_kernels()?.0], args.devices == Devices::Host));
     }
     let (nvptx, host) = if config.runner.dry_run {
         let (host, kernels) = host_and_kernels()?;
@@ -293,8 +341,9 @@ fn device_images(
             Ok((nvptx, host))
         })?
     };
-    Ok(match args.devices {
+    let images = match args.devices {
         Devices::Cuda => vec![nvptx],
         _ => vec![nvptx, host],
-    })
+    };
+    Ok((images, true))
 }

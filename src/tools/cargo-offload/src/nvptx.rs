@@ -25,7 +25,7 @@ pub(crate) use self::ptx::check_ptx;
 pub(crate) use self::ptxas::{find_ptxas, install_ptxas};
 use crate::Config;
 use crate::command::Cmd;
-use crate::image::{Image, ImageShape, write_image_crate};
+use crate::image::{Image, ImageShape, Made, image_crate_files, write_image_crate};
 use crate::project::Project;
 
 pub(crate) const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
@@ -233,7 +233,26 @@ pub(crate) fn build_nvptx_image(
         let _ = std::fs::remove_file(&cubin);
         return Err(e);
     }
-    Ok(Image { triple: NVPTX_TRIPLE, path: cubin })
+    let mut made = Made {
+        dep_info: project
+            .build_dir
+            .join("device-nvptx")
+            .join(NVPTX_TRIPLE)
+            .join("release")
+            .join(format!("{crate_name}.d")),
+        tools: vec![rustc, ptxas],
+        outputs: image_crate_files(&dir),
+    };
+    made.outputs.extend([ptx, settings, stamp]);
+    // The sysroot: its stamp, its folder of libraries (whose time changes with what it holds)
+    // and each library.
+    let libs = sysroot.join("lib").join("rustlib").join(NVPTX_TRIPLE).join("lib");
+    made.tools.extend(sysroot.parent().map(|d| d.join("stamp")));
+    if let Ok(entries) = std::fs::read_dir(&libs) {
+        made.tools.extend(entries.filter_map(|e| Some(e.ok()?.path())));
+    }
+    made.tools.push(libs);
+    Ok(Image { triple: NVPTX_TRIPLE, path: cubin, made })
 }
 
 /// The SM number of an nvptx target CPU: 90 for `sm_90` (and for `sm_90a`).
@@ -259,7 +278,7 @@ pub(crate) fn repo_root(project: &Project) -> Option<PathBuf> {
 
 /// The rustc of the package's toolchain: `RUSTC`, else `rustup which rustc` in the package's
 /// folder (so its `rust-toolchain.toml` counts), else the one on `PATH`.
-fn find_rustc(project: &Project, config: &Config) -> Result<PathBuf> {
+pub(crate) fn find_rustc(project: &Project, config: &Config) -> Result<PathBuf> {
     if let Some(rustc) = std::env::var_os("RUSTC").filter(|r| !r.is_empty()) {
         return Ok(PathBuf::from(rustc));
     }

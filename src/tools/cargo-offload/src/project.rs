@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use cargo_metadata::{MetadataCommand, Package};
+use serde::{Deserialize, Serialize};
 
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Project {
     pub(crate) name: String,
     pub(crate) manifest: PathBuf,
@@ -20,6 +22,9 @@ pub(crate) struct Project {
     pub(crate) build_dir: PathBuf,
     /// Binaries of the package.
     pub(crate) bins: Vec<String>,
+    /// The manifests of the package and of its path dependencies, and the lockfile: what
+    /// `cargo metadata` read.
+    pub(crate) inputs: Vec<PathBuf>,
 }
 
 impl Project {
@@ -57,6 +62,14 @@ impl Project {
                     root.name
                 )
             })?;
+        let mut inputs: Vec<PathBuf> = meta
+            .packages
+            .iter()
+            .filter(|p| p.source.is_none())
+            .map(|p| p.manifest_path.as_std_path().to_path_buf())
+            .collect();
+        inputs.push(meta.workspace_root.as_std_path().join("Cargo.toml"));
+        inputs.push(meta.workspace_root.as_std_path().join("Cargo.lock"));
         let bins = root.targets.iter().filter(|t| t.is_bin()).map(|t| t.name.clone()).collect();
         Ok(Project {
             name: root.name.to_string(),
@@ -65,6 +78,7 @@ impl Project {
             offload,
             build_dir: meta.target_directory.as_std_path().join("offload"),
             bins,
+            inputs,
         })
     }
 }

@@ -1,0 +1,405 @@
+//! The record of the last device image build. Where nothing the images were made from changed, a
+//! build goes straight to the host program: no `cargo metadata`, no cargo run per image.
+//!
+//! Those runs only find the images fresh after an edit of host code, and cost 0.1 s of each
+//! build (two or three cargo processes, one after the other); this check costs some stat calls.
+//! It holds only where all of these are as the record has them:
+//!
+//! - the key: cargo-offload's own binary, the options that shape the images, the working folder,
+//!   and the whole environment but a few shell variables (as a hash: values may be secrets);
+//! - the inputs: the files cargo's dep-info lists for each image (the kernels and `offload`), the
+//!   manifests of the package and of its path dependencies, the lockfile, cargo's configuration
+//!   files and the toolchain files from the working folder up, rustup's settings, and the tools
+//!   (rustc and cargo of the toolchain, ptxas, the nvptx sysroot);
+//! - the outputs: the images and the files made beside them.
+//!
+//! A file is compared by size and modification time, and one that was missing must still be
+//! missing. An input must also be older than the start of the build that wrote the record, by a
+//! margin wider than a file system's clock: a file saved while cargo read it could otherwise pass
+//! for what cargo read. A failed check says why under `--verbose`, and the build runs as before.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash as _, Hasher as _};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context as _, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::image::Image;
+use crate::project::Project;
+
+/// Bumped when the record's meaning changes.
+const FORMAT: u32 = 1;
+
+/// How much older than the build an input must be (coarse file system clocks round down).
+const MARGIN: Duration = Duration::from_secs(2);
+
+/// Variables that change from one shell to the next and shape no build.
+const SHELL_VARIABLES: &[&str] = &[
+    "_",
+    "COLUMNS",
+    "HISTCONTROL",
+    "HISTFILE",
+    "HISTSIZE",
+    "LINES",
+    "LS_COLORS",
+    "OLDPWD",
+    "PS1",
+    "PS2",
+    "PWD",
+    "SHLVL",
+    "SSH_AUTH_SOCK",
+    "SSH_CLIENT",
+    "SSH_CONNECTION",
+    "SSH_TTY",
+    "STY",
+    "TERM_SESSION_ID",
+    "TMUX_PANE",
+    "WINDOWID",
+];
+
+/// What shapes the images beyond files: cargo-offload's options for them.
+#[derive(Hash)]
+pub(crate) struct Options<'a> {
+    pub(crate) devices: &'a str,
+    pub(crate) target_cpu: &'a str,
+    pub(crate) ptxas: Option<&'a Path>,
+}
+
+/// A file's size and modification time (nanoseconds since 1970), or `None` where it is missing.
+type State = Option<(u64, u64)>;
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct File {
+    path: PathBuf,
+    state: State,
+}
+
+#[derive(Serialize, Deserialize, Debug)]
+struct ImageRecord {
+    triple: String,
+    path: PathBuf,
+}
+
+#[derive(Serialize, Deserialize, Debug)]
+struct Record {
+    format: u32,
+    key: String,
+    /// When the build that wrote the record started (nanoseconds since 1970).
+    started: u64,
+    project: Project,
+    images: Vec<ImageRecord>,
+    inputs: Vec<File>,
+    outputs: Vec<File>,
+}
+
+/// Where a check found the images: fresh, with the package they belong to and a shared hold on
+/// them, or not, and why.
+pub(crate) enum Check {
+    Fresh(Project, Vec<Image>, Hold),
+    Stale(String),
+}
+
+/// A lock on a package's images, released when dropped (or when the process ends, however it
+/// ends). A build that uses recorded images holds it shared until its host program is linked;
+/// one that builds them holds it alone from before the images build until its host program is
+/// linked. So no build reads images that another rewrites, nor records what another wrote.
+pub(crate) struct Hold(#[allow(dead_code, reason = "held for its lock")] std::fs::File);
+
+impl Hold {
+    fn open(record: &Path) -> Result<std::fs::File> {
+        let path = record.with_extension("lock");
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))
+    }
+
+    /// The images of `project`, held alone: before they are built and recorded.
+    pub(crate) fn alone(project: &Project) -> Result<Hold> {
+        let file = Hold::open(&record_path(project))?;
+        file.lock().context("locking the record of the device images")?;
+        Ok(Hold(file))
+    }
+}
+
+/// The record of the package whose manifest is `manifest` (`--manifest-path`, else the nearest
+/// Cargo.toml from the working folder up, as cargo finds it), if it holds.
+pub(crate) fn check(manifest: Option<&Path>, options: &Options<'_>) -> Check {
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty());
+    check_in(manifest, options, target_dir.as_deref().map(Path::new))
+}
+
+/// [`check`], with `CARGO_TARGET_DIR` given.
+fn check_in(manifest: Option<&Path>, options: &Options<'_>, target_dir: Option<&Path>) -> Check {
+    match try_check(manifest, options, target_dir) {
+        Ok(found) => found,
+        Err(e) => Check::Stale(format!("{e:#}")),
+    }
+}
+
+fn try_check(
+    manifest: Option<&Path>,
+    options: &Options<'_>,
+    target_dir: Option<&Path>,
+) -> Result<Check> {
+    let manifest = match manifest {
+        Some(m) => m.to_path_buf(),
+        None => nearest_manifest()?,
+    };
+    let manifest = manifest.canonicalize().with_context(|| format!("{}", manifest.display()))?;
+    let Some(path) = record_candidates(&manifest, target_dir).into_iter().find(|p| p.is_file())
+    else {
+        return Ok(Check::Stale("no record of an earlier build".into()));
+    };
+    // Shared: a build that holds it alone is writing the images; what it records is read after.
+    let hold = Hold::open(&path)?;
+    hold.lock_shared().context("locking the record of the device images")?;
+    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    let record: Record = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a record of this version", path.display()))?;
+    let why = if record.format != FORMAT {
+        Some("a record of another version".to_owned())
+    } else if record.project.manifest != manifest {
+        Some(format!("the record is of {}", record.project.manifest.display()))
+    } else if path.parent().and_then(Path::parent) != Some(record.project.build_dir.as_path()) {
+        Some("the record is of another target folder".to_owned())
+    } else if record.key != key(options)? {
+        Some("the environment, the options or cargo-offload changed".to_owned())
+    } else {
+        changed_file(&record)
+    };
+    if let Some(why) = why {
+        return Ok(Check::Stale(why));
+    }
+    let images = record
+        .images
+        .iter()
+        .map(|i| Image::recorded(&i.triple, i.path.clone()))
+        .collect::<Option<Vec<_>>>();
+    Ok(match images {
+        Some(images) => Check::Fresh(record.project, images, Hold(hold)),
+        None => Check::Stale("the record names an unknown target".into()),
+    })
+}
+
+/// The first file whose state differs from the record's, or an input newer than the build.
+fn changed_file(record: &Record) -> Option<String> {
+    let started = since_1970(record.started);
+    let build_dir = &record.project.build_dir;
+    for (file, input) in
+        record.inputs.iter().map(|f| (f, true)).chain(record.outputs.iter().map(|f| (f, false)))
+    {
+        let now = state(&file.path);
+        if now != file.state {
+            return Some(format!("{} changed", file.path.display()));
+        }
+        // What the builds generate under the target folder is compared as it was written.
+        let young = |(_, modified): (u64, u64)| since_1970(modified) + MARGIN > started;
+        if input && !file.path.starts_with(build_dir) && now.is_some_and(young) {
+            return Some(format!("{} changed while the images built", file.path.display()));
+        }
+    }
+    None
+}
+
+fn since_1970(ns: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_nanos(ns)
+}
+
+/// Removes the record of `project`, before its images are built again: a build that fails
+/// halfway must not leave one behind.
+pub(crate) fn forget(project: &Project) -> Result<()> {
+    let path = record_path(project);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Writes the record of images just built, by a build that started at `started`.
+pub(crate) fn record(
+    project: &Project,
+    images: &[Image],
+    options: &Options<'_>,
+    started: SystemTime,
+) -> Result<()> {
+    let mut inputs: Vec<PathBuf> = project.inputs.clone();
+    let mut outputs = Vec::new();
+    for image in images {
+        outputs.push(image.path.clone());
+        outputs.extend(image.made.outputs.iter().cloned());
+        inputs.extend(image.made.tools.iter().cloned());
+        let dep_info = &image.made.dep_info;
+        let text = std::fs::read_to_string(dep_info)
+            .with_context(|| format!("reading {}", dep_info.display()))?;
+        inputs.extend(dep_info_sources(&text).with_context(|| format!("{}", dep_info.display()))?);
+    }
+    let cwd = std::env::current_dir().context("reading the working folder")?;
+    let package_dir = project.manifest.parent().unwrap_or(Path::new("/"));
+    // cargo reads its configuration from the working folder up, rustup its toolchain file from
+    // where it runs: the working folder, and the package's folder for `rustup which rustc`.
+    for dir in cwd.ancestors().chain(package_dir.ancestors()) {
+        inputs.push(dir.join(".cargo").join("config.toml"));
+        inputs.push(dir.join(".cargo").join("config"));
+        inputs.push(dir.join("rust-toolchain.toml"));
+        inputs.push(dir.join("rust-toolchain"));
+    }
+    if let Some(cargo_home) = home_dir("CARGO_HOME", ".cargo") {
+        inputs.push(cargo_home.join("config.toml"));
+        inputs.push(cargo_home.join("config"));
+    }
+    if let Some(rustup_home) = home_dir("RUSTUP_HOME", ".rustup") {
+        inputs.push(rustup_home.join("settings.toml"));
+    }
+    inputs.sort();
+    inputs.dedup();
+    let files = |paths: Vec<PathBuf>| -> Vec<File> {
+        paths.into_iter().map(|path| File { state: state(&path), path }).collect()
+    };
+    let record = Record {
+        format: FORMAT,
+        key: key(options)?,
+        started: started
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+        project: project.clone(),
+        images: images
+            .iter()
+            .map(|i| ImageRecord { triple: i.triple.to_owned(), path: i.path.clone() })
+            .collect(),
+        inputs: files(inputs),
+        outputs: files(outputs),
+    };
+    let path = record_path(project);
+    let dir = path.parent().context("the record has no folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("creating a file in {}", dir.display()))?;
+    serde_json::to_writer(&mut file, &record).context("writing the record")?;
+    file.persist(&path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// The source files a cargo dep-info file lists (`<output>: <source> <source>...`, spaces in
+/// names escaped with a backslash). A relative path, which `build.dep-info-basedir` makes, is
+/// an error: the record would not know where it lies.
+fn dep_info_sources(text: &str) -> Result<Vec<PathBuf>> {
+    let mut sources = Vec::new();
+    // A line may go on after a backslash at its end.
+    let text = text.replace("\\\n", " ");
+    for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        // The target ends at the first colon not escaped and followed by a space or the end.
+        let Some(colon) = unescaped_colon(line) else { continue };
+        let mut word = String::new();
+        let mut chars = line[colon + 1..].chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => word.extend(chars.next()),
+                c if c.is_whitespace() => {
+                    if !word.is_empty() {
+                        sources.push(PathBuf::from(std::mem::take(&mut word)));
+                    }
+                }
+                c => word.push(c),
+            }
+        }
+        if !word.is_empty() {
+            sources.push(PathBuf::from(word));
+        }
+    }
+    if let Some(relative) = sources.iter().find(|p| p.is_relative()) {
+        bail!("it names {} relative to a folder it does not give", relative.display());
+    }
+    Ok(sources)
+}
+
+fn unescaped_colon(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b':' if bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()) => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The hash of what shapes the images beyond files.
+fn key(options: &Options<'_>) -> Result<String> {
+    let mut h = DefaultHasher::new();
+    FORMAT.hash(&mut h);
+    let exe = std::env::current_exe().context("finding cargo-offload's own path")?;
+    (&exe, state(&exe)).hash(&mut h);
+    std::env::current_dir().context("reading the working folder")?.hash(&mut h);
+    options.hash(&mut h);
+    let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+        .filter(|(k, _)| !k.to_str().is_some_and(|k| SHELL_VARIABLES.contains(&k)))
+        .collect();
+    vars.sort();
+    vars.hash(&mut h);
+    Ok(format!("{:016x}", h.finish()))
+}
+
+/// `$var`, else `$HOME/<default>`.
+fn home_dir(var: &str, default: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(default)))
+}
+
+fn state(path: &Path) -> State {
+    let meta = std::fs::metadata(path).ok()?;
+    let modified = meta.modified().ok()?.duration_since(SystemTime::UNIX_EPOCH).ok()?;
+    Some((meta.len(), u64::try_from(modified.as_nanos()).ok()?))
+}
+
+/// The nearest Cargo.toml from the working folder up.
+fn nearest_manifest() -> Result<PathBuf> {
+    let cwd = std::env::current_dir().context("reading the working folder")?;
+    cwd.ancestors()
+        .map(|d| d.join("Cargo.toml"))
+        .find(|m| m.is_file())
+        .context("no Cargo.toml in the working folder or above it")
+}
+
+/// `<build dir>/fresh/<hash of the manifest's path>.json`.
+fn record_path(project: &Project) -> PathBuf {
+    project.build_dir.join("fresh").join(record_name(&project.manifest))
+}
+
+fn record_name(manifest: &Path) -> String {
+    let mut h = DefaultHasher::new();
+    manifest.hash(&mut h);
+    format!("{:016x}.json", h.finish())
+}
+
+/// Where the record of `manifest` may lie before `cargo metadata` says where the target folder
+/// is: under `CARGO_TARGET_DIR`, else in `target/offload` of the package's folder or of a folder
+/// above it (a workspace's). A target folder set elsewhere has no record found, and builds as
+/// before.
+fn record_candidates(manifest: &Path, target_dir: Option<&Path>) -> Vec<PathBuf> {
+    let name = record_name(manifest);
+    let in_target = |target: PathBuf| target.join("offload").join("fresh").join(&name);
+    match target_dir {
+        Some(dir) => match std::env::current_dir() {
+            Ok(cwd) => vec![in_target(cwd.join(dir))],
+            Err(_) => Vec::new(),
+        },
+        None => manifest.ancestors().skip(1).map(|d| in_target(d.join("target"))).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

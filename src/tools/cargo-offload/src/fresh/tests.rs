@@ -1,0 +1,214 @@
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::{Check, Options, check_in, dep_info_sources, forget, record};
+use crate::image::{HOST_TRIPLE, Image, Made};
+use crate::project::Project;
+
+const OPTIONS: Options<'static> = Options { devices: "host", target_cpu: "sm_90", ptxas: None };
+
+/// A package as a build leaves it: sources a minute old, an image and its dep-info, a rustc.
+struct Built {
+    dir: tempfile::TempDir,
+    project: Project,
+}
+
+impl Built {
+    fn new() -> Built {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let build_dir = root.join("target/offload");
+        let project = Project {
+            name: "app".into(),
+            manifest: root.join("Cargo.toml"),
+            kernels: root.join("src/kernels.rs"),
+            offload: root.join("offload"),
+            build_dir: build_dir.clone(),
+            bins: vec!["app".into()],
+            inputs: vec![root.join("Cargo.toml"), root.join("Cargo.lock")],
+        };
+        let built = Built { dir, project };
+        for file in
+            ["Cargo.toml", "Cargo.lock", "src/kernels.rs", "offload/src/lib.rs", "bin/rustc"]
+        {
+            built.write_old(file, "text");
+        }
+        built.write_old("target/offload/device/libapp_image.so", "image");
+        let dep_info = format!(
+            "{0}/target/offload/device/libapp_image.so: {0}/src/kernels.rs {0}/offload/src/lib.rs\n",
+            root.display()
+        );
+        built.write_old("target/offload/device/libapp_image.d", &dep_info);
+        built
+    }
+
+    fn path(&self, file: &str) -> PathBuf {
+        self.project.manifest.parent().unwrap().join(file)
+    }
+
+    /// Writes `file` with a time a minute back: older than any build of the test.
+    fn write_old(&self, file: &str, text: &str) {
+        let path = self.path(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        set_age(&path, Duration::from_secs(60));
+    }
+
+    fn images(&self) -> Vec<Image> {
+        let made = Made {
+            dep_info: self.path("target/offload/device/libapp_image.d"),
+            tools: vec![self.path("bin/rustc")],
+            outputs: Vec::new(),
+        };
+        vec![Image {
+            triple: HOST_TRIPLE,
+            path: self.path("target/offload/device/libapp_image.so"),
+            made,
+        }]
+    }
+
+    /// Records the images as built by a build that started `ago`.
+    fn record(&self, ago: Duration) {
+        let started = SystemTime::now() - ago;
+        record(&self.project, &self.images(), &OPTIONS, started).unwrap();
+    }
+
+    fn check(&self, options: &Options<'_>) -> Check {
+        check_in(Some(&self.project.manifest), options, None)
+    }
+
+    /// Why the record does not hold, or `None` where it does (then with this package's images).
+    fn stale(&self) -> Option<String> {
+        match self.check(&OPTIONS) {
+            Check::Fresh(project, images, _) => {
+                assert_eq!(project.manifest, self.project.manifest);
+                assert_eq!(project.build_dir, self.project.build_dir);
+                let paths: Vec<_> = images.iter().map(|i| (i.triple, i.path.clone())).collect();
+                let expected: Vec<_> =
+                    self.images().into_iter().map(|i| (i.triple, i.path)).collect();
+                assert_eq!(paths, expected);
+                None
+            }
+            Check::Stale(why) => Some(why),
+        }
+    }
+}
+
+fn set_age(path: &Path, age: Duration) {
+    let file = std::fs::File::options().append(true).open(path).unwrap();
+    file.set_modified(SystemTime::now() - age).unwrap();
+}
+
+#[test]
+fn a_recorded_build_is_fresh_until_a_source_changes() {
+    let built = Built::new();
+    assert_eq!(built.stale().unwrap(), "no record of an earlier build");
+    built.record(Duration::from_secs(10));
+    assert_eq!(built.stale(), None);
+    // A change that keeps the size, with a time still older than the build: still seen.
+    built.write_old("offload/src/lib.rs", "TEXT");
+    let why = built.stale().unwrap();
+    assert!(why.ends_with("offload/src/lib.rs changed"), "{why}");
+}
+
+#[test]
+fn every_kind_of_input_counts() {
+    for file in ["src/kernels.rs", "Cargo.toml", "Cargo.lock", "bin/rustc"] {
+        let built = Built::new();
+        built.record(Duration::from_secs(10));
+        assert_eq!(built.stale(), None);
+        built.write_old(file, "other text");
+        let why = built.stale().unwrap();
+        assert!(why.ends_with(&format!("{file} changed")), "{file}: {why}");
+    }
+}
+
+#[test]
+fn a_deleted_or_replaced_image_is_stale() {
+    let built = Built::new();
+    built.record(Duration::from_secs(10));
+    let image = built.path("target/offload/device/libapp_image.so");
+    std::fs::remove_file(&image).unwrap();
+    assert!(built.stale().unwrap().ends_with("libapp_image.so changed"));
+    built.write_old("target/offload/device/libapp_image.so", "image");
+    assert!(built.stale().unwrap().ends_with("libapp_image.so changed"));
+}
+
+#[test]
+fn a_configuration_file_that_appears_counts() {
+    let built = Built::new();
+    built.record(Duration::from_secs(10));
+    built.write_old(".cargo/config.toml", "[build]\nrustflags = [\"-Copt-level=0\"]\n");
+    let why = built.stale().unwrap();
+    assert!(why.ends_with(".cargo/config.toml changed"), "{why}");
+    let built = Built::new();
+    built.record(Duration::from_secs(10));
+    built.write_old("rust-toolchain.toml", "[toolchain]\nchannel = \"nightly-2026-01-01\"\n");
+    assert!(built.stale().unwrap().ends_with("rust-toolchain.toml changed"));
+}
+
+#[test]
+fn a_source_saved_while_the_images_built_is_not_trusted() {
+    let built = Built::new();
+    // Saved a second before the build started: within the margin of a coarse clock.
+    set_age(&built.path("src/kernels.rs"), Duration::from_secs(11));
+    built.record(Duration::from_secs(10));
+    let why = built.stale().unwrap();
+    assert!(why.ends_with("src/kernels.rs changed while the images built"), "{why}");
+    // What the build writes in the target folder is newer than its start by nature.
+    let built = Built::new();
+    built.write_old("target/offload/device/libapp_image.so", "image");
+    set_age(&built.path("target/offload/device/libapp_image.so"), Duration::ZERO);
+    built.record(Duration::from_secs(10));
+    assert_eq!(built.stale(), None);
+}
+
+#[test]
+fn other_options_are_stale() {
+    let built = Built::new();
+    built.record(Duration::from_secs(10));
+    let sm_80 = Options { target_cpu: "sm_80", ..OPTIONS };
+    let all = Options { devices: "all", ..OPTIONS };
+    let ptxas = Options { ptxas: Some(Path::new("/opt/ptxas")), ..OPTIONS };
+    for options in [sm_80, all, ptxas] {
+        match built.check(&options) {
+            Check::Stale(why) => assert!(why.contains("the options"), "{why}"),
+            Check::Fresh(..) => panic!("fresh under other options"),
+        }
+    }
+}
+
+#[test]
+fn a_forgotten_record_is_no_record() {
+    let built = Built::new();
+    built.record(Duration::from_secs(10));
+    forget(&built.project).unwrap();
+    assert_eq!(built.stale().unwrap(), "no record of an earlier build");
+    forget(&built.project).unwrap();
+}
+
+#[test]
+fn a_record_in_another_target_folder_is_not_found() {
+    let built = Built::new();
+    built.record(Duration::from_secs(10));
+    let elsewhere = built.dir.path().join("elsewhere");
+    match check_in(Some(&built.project.manifest), &OPTIONS, Some(&elsewhere)) {
+        Check::Stale(why) => assert_eq!(why, "no record of an earlier build"),
+        Check::Fresh(..) => panic!("found under another CARGO_TARGET_DIR"),
+    }
+    // A record damaged or of another version is not used.
+    let record = std::fs::read_dir(built.path("target/offload/fresh")).unwrap().next().unwrap();
+    std::fs::write(record.unwrap().path(), "{\"format\": 0}").unwrap();
+    assert!(built.stale().unwrap().contains("is not a record of this version"));
+}
+
+#[test]
+fn dep_info_lists_sources_with_escaped_spaces() {
+    let text = "/t/lib.so: /a/k.rs /b/my\\ dir/m.rs \\\n /c/x.rs\n\n# env-dep:X=1\n/a/k.rs:\n";
+    let sources = dep_info_sources(text).unwrap();
+    let expected: Vec<PathBuf> =
+        ["/a/k.rs", "/b/my dir/m.rs", "/c/x.rs"].iter().map(PathBuf::from).collect();
+    assert_eq!(sources, expected);
+    let relative = dep_info_sources("lib.so: src/k.rs\n").unwrap_err();
+    assert!(format!("{relative:#}").contains("src/k.rs relative to a folder"));
+}

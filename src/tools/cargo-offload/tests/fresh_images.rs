@@ -1,0 +1,135 @@
+//! Real builds of a small package, one after another: the second finds the device images fresh
+//! and builds only the host program; an edit of the kernels, a deleted image or other options
+//! build the images again, with what changed in them.
+//!
+//! The host program is linked by a stand-in for offload-ld that only writes its output: what is
+//! tested is which images are built and what they hold, not the program.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use object::{Object as _, ObjectSymbol as _};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..").canonicalize().unwrap()
+}
+
+/// Writes `file` under `dir`, dated a minute back: older than the builds that follow by more
+/// than the record's margin.
+fn write_old(dir: &Path, file: &str, text: &str) {
+    let path = dir.join(file);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    let file = std::fs::File::options().append(true).open(&path).unwrap();
+    file.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
+}
+
+fn kernels(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("#[offload::kernel]\npub fn {n}(y: &mut [f32]) {{ y[0] = 1.0; }}\n"))
+        .collect()
+}
+
+/// What one build printed on stderr.
+fn build(pkg: &Path, ld: &Path, extra: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
+        .args(["build", "--manifest-path"])
+        .arg(pkg.join("Cargo.toml"))
+        .args(["--devices", "host"])
+        .args(extra)
+        .current_dir(pkg)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env("OFFLOAD_LD", ld)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "the build failed:\n{stderr}");
+    stderr
+}
+
+const BUILT: &str = "offload: building the host-offload image of app (x86_64)";
+const FRESH: &str = "offload: the device images of app are up to date";
+
+/// The kernels the host-offload image exports.
+fn image_kernels(pkg: &Path) -> Vec<String> {
+    let image =
+        pkg.join("target/offload/device/x86_64-unknown-linux-gnu/release/libapp_offload_image.so");
+    let bytes = std::fs::read(image).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let mut names: Vec<String> = file
+        .dynamic_symbols()
+        .filter_map(|s| Some(s.name().ok()?.strip_prefix("__offload_kernel.")?.to_owned()))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn fresh_images_are_reused_and_changed_ones_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().canonicalize().unwrap();
+    let manifest = format!(
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+         [dependencies]\noffload = {{ path = {:?} }}\n\n[workspace]\n",
+        repo().join("library/offload").display().to_string()
+    );
+    write_old(&pkg, "Cargo.toml", &manifest);
+    write_old(
+        &pkg,
+        "rust-toolchain.toml",
+        &std::fs::read_to_string(repo().join("rust-toolchain.toml")).unwrap(),
+    );
+    write_old(&pkg, "src/main.rs", "mod kernels;\nfn main() {}\n");
+    write_old(&pkg, "src/kernels.rs", &kernels(&["first"]));
+    // The lockfile, made now: one that the first build wrote would be newer than its start,
+    // and the second build would check the images again.
+    let lock = Command::new("cargo").arg("generate-lockfile").current_dir(&pkg).status().unwrap();
+    assert!(lock.success());
+    let lock = std::fs::read_to_string(pkg.join("Cargo.lock")).unwrap();
+    write_old(&pkg, "Cargo.lock", &lock);
+    // The stand-in linker: writes the file named after -o.
+    let ld = pkg.join("ld.sh");
+    std::fs::write(&ld, "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = -o ]; then : > \"$2\"; fi\n  shift\ndone\n").unwrap();
+    Command::new("chmod").arg("+x").arg(&ld).status().unwrap();
+
+    let first = build(&pkg, &ld, &[]);
+    assert!(first.contains(BUILT) && !first.contains(FRESH), "{first}");
+    assert_eq!(image_kernels(&pkg), ["first"]);
+    let again = build(&pkg, &ld, &["--verbose"]);
+    assert!(again.contains(FRESH) && !again.contains(BUILT), "{again}");
+
+    // An edit of the kernels (dated now: cargo rebuilds only what is newer than its output):
+    // the image holds the new kernel.
+    std::fs::write(pkg.join("src/kernels.rs"), kernels(&["first", "second"])).unwrap();
+    let edited = build(&pkg, &ld, &["--verbose"]);
+    assert!(edited.contains("src/kernels.rs changed") && edited.contains(BUILT), "{edited}");
+    assert_eq!(image_kernels(&pkg), ["first", "second"]);
+    // Saved just before that build began, within the record's margin: the next build may
+    // check the images again (cargo finds them fresh), the one after trusts the record.
+    build(&pkg, &ld, &[]);
+    assert!(build(&pkg, &ld, &[]).contains(FRESH));
+
+    // A deleted image is built again.
+    let image =
+        pkg.join("target/offload/device/x86_64-unknown-linux-gnu/release/libapp_offload_image.so");
+    std::fs::remove_file(&image).unwrap();
+    let deleted = build(&pkg, &ld, &[]);
+    assert!(deleted.contains(BUILT), "{deleted}");
+    assert_eq!(image_kernels(&pkg), ["first", "second"]);
+
+    // Other options, or RUSTFLAGS, are not the record's.
+    let other = build(&pkg, &ld, &["--verbose", "--target-cpu", "sm_80"]);
+    assert!(other.contains("the options") && other.contains(BUILT), "{other}");
+
+    // A dry run neither uses nor writes the record: it prints the plan.
+    let dry = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
+        .args(["build", "--dry-run", "--devices", "host", "--manifest-path"])
+        .arg(pkg.join("Cargo.toml"))
+        .env("OFFLOAD_LD", &ld)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("cargo build --release --target x86_64"));
+}
