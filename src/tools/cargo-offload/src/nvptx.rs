@@ -176,13 +176,17 @@ pub(crate) fn build_nvptx_image(
     // build's whole command is kept beside the PTX, and a different one (or no PTX) makes the
     // sources newer than every earlier build.
     let settings = ptx.with_extension("ptx.by");
-    // What shapes the PTX: not cargo's verbosity.
+    // What shapes the PTX: not cargo's verbosity. The sysroot's libraries by size and time too:
+    // cargo does not track them, and one rebuilt in place (a new recipe, the same toolchain)
+    // must rebuild the image.
+    let libs = sysroot.join("lib").join("rustlib").join(NVPTX_TRIPLE).join("lib");
     let command = format!(
-        "RUSTC={} RUSTFLAGS={} --emit=asm={} -Clinker={}",
+        "RUSTC={} RUSTFLAGS={} --emit=asm={} -Clinker={} sysroot libraries: {}",
         rustc.display(),
         flags.join(" "),
         ptx.display(),
-        linker.display()
+        linker.display(),
+        files_state(&libs)
     );
     let new_settings = !dry_run && !(ptx.is_file() && stamped(&settings, &command));
     if new_settings {
@@ -246,7 +250,6 @@ pub(crate) fn build_nvptx_image(
     made.outputs.extend([ptx, settings, stamp]);
     // The sysroot: its stamp, its folder of libraries (whose time changes with what it holds)
     // and each library.
-    let libs = sysroot.join("lib").join("rustlib").join(NVPTX_TRIPLE).join("lib");
     made.tools.extend(sysroot.parent().map(|d| d.join("stamp")));
     if let Ok(entries) = std::fs::read_dir(&libs) {
         made.tools.extend(entries.filter_map(|e| Some(e.ok()?.path())));
@@ -291,6 +294,26 @@ pub(crate) fn find_rustc(project: &Project, config: &Config) -> Result<PathBuf> 
     let sysroot = query::stdout(&config.runner, Path::new("rustc"), &["--print", "sysroot"])
         .context("finding rustc (set RUSTC to a nightly rustc, or install one with rustup)")?;
     Ok(Path::new(sysroot.trim()).join("bin").join(format!("rustc{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// The files of `dir` by name, size and modification time, in name order.
+fn files_state(dir: &Path) -> String {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let meta = e.metadata().ok()?;
+            Some(format!(
+                "{} {} {:?}",
+                e.file_name().to_string_lossy(),
+                meta.len(),
+                meta.modified().ok()?
+            ))
+        })
+        .collect();
+    files.sort();
+    files.join(", ")
 }
 
 /// Whether the stamp file `path` holds `text`: the settings of the output beside it.
