@@ -1,5 +1,6 @@
 //! `x.py bench [--reps R] [--out DIR]`: our saxpy benchmark (benches/saxpy) measured side by side
-//! with its anchors, CUDA by hand and clang's OpenMP offload, on an NVIDIA GPU.
+//! with its anchors, CUDA by hand and clang's OpenMP offload, on an NVIDIA GPU. (`x.py bench
+//! build`: the build time of examples/saxpy beside a stock build, on this machine: build_time.rs.)
 //!
 //! On a machine with cargo it builds and bundles (build/gpu-bundle, which then also carries the
 //! benchmark and the anchors' sources) and measures only if there is a GPU; on a GPU machine
@@ -8,6 +9,7 @@
 //! `results.json`, `chart.svg`, and each run's output in `logs/`, all in build/bench.
 
 mod anchors;
+mod build_time;
 mod chart;
 mod measure;
 mod parse;
@@ -34,19 +36,22 @@ const BINARY: &str = "saxpy-bench";
 const BUNDLE: &str = "build/gpu-bundle";
 const DEFAULT_OUT: &str = "build/bench";
 const DEFAULT_REPS: usize = 5;
-const ARGS: &str = "./x.py bench [--reps R] [--out DIR]";
+const ARGS: &str = "./x.py bench [build] [--reps R] [--out DIR]";
 
 /// The command line.
 #[derive(Debug, PartialEq)]
 struct Options {
+    /// `build`: the build time bench.
+    build: bool,
     reps: usize,
     out: Option<PathBuf>,
 }
 
 impl Options {
     fn parse(args: &[String]) -> Result<Self> {
-        let mut options = Options { reps: DEFAULT_REPS, out: None };
-        let mut args = args.iter();
+        let build = args.first().is_some_and(|a| a == "build");
+        let mut options = Options { build, reps: DEFAULT_REPS, out: None };
+        let mut args = args.iter().skip(usize::from(build));
         while let Some(arg) = args.next() {
             let (flag, inline) = match arg.split_once('=') {
                 Some((flag, value)) => (flag, Some(value.to_owned())),
@@ -81,6 +86,14 @@ pub(crate) fn bench(
 ) -> Result<()> {
     let options = Options::parse(args)?;
     let have_cargo = tools::have_cargo();
+    if options.build {
+        if !have_cargo {
+            bail!("`./x.py bench build` builds with cargo, which is not on PATH here");
+        }
+        let tools = prepare(root, config)?;
+        let out = options.out.unwrap_or_else(|| root.join(build_time::DEFAULT_OUT));
+        return build_time::bench_build(root, config, &tools, options.reps, &out);
+    }
     // Where the programs are: the bundle made here, or the bundle this is (a GPU machine).
     let dir = if have_cargo {
         if !root.join(PACKAGE).join("Cargo.toml").is_file() {
@@ -259,7 +272,7 @@ fn runs(reps: usize) -> String {
 }
 
 /// Now, as `2026-11-30T12:34:56Z`.
-fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     let seconds =
         SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or_default();
     utc(seconds)
@@ -297,11 +310,16 @@ mod tests {
 
     #[test]
     fn options() {
-        assert_eq!(Options::parse(&[]).unwrap(), Options { reps: 5, out: None });
+        assert_eq!(Options::parse(&[]).unwrap(), Options { build: false, reps: 5, out: None });
         assert_eq!(
             Options::parse(&args("--reps 3 --out bench-out")).unwrap(),
-            Options { reps: 3, out: Some("bench-out".into()) }
+            Options { build: false, reps: 3, out: Some("bench-out".into()) }
         );
+        assert_eq!(
+            Options::parse(&args("build --reps 9")).unwrap(),
+            Options { build: true, reps: 9, out: None }
+        );
+        assert!(Options::parse(&args("--reps 9 build")).is_err());
         assert_eq!(Options::parse(&args("--reps=7")).unwrap().reps, 7);
         assert!(Options::parse(&args("--reps 0")).is_err());
         assert!(Options::parse(&args("--reps")).is_err());

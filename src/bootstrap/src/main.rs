@@ -31,7 +31,11 @@ const USAGE: &str = "usage: ./x.py <command>
   bench [--reps R] [--out DIR]
                         benches/saxpy beside CUDA by hand and clang OpenMP on an NVIDIA GPU:
                         bundles here, measures where there is a GPU (./run-on-gpu.sh bench
-                        there); table, results.json and chart.svg in build/bench";
+                        there); table, results.json and chart.svg in build/bench
+  bench build [--reps R] [--out DIR]
+                        the build time of examples/saxpy (clean, after an edit, unchanged)
+                        beside a stock cargo build, here; table and results.json in
+                        build/bench-build";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

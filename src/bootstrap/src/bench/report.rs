@@ -223,7 +223,7 @@ pub(crate) enum Status {
 }
 
 impl Status {
-    fn text(self) -> &'static str {
+    pub(crate) fn text(self) -> &'static str {
         match self {
             Status::Met => "met",
             Status::NotMet => "not met",
