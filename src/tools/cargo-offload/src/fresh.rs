@@ -6,17 +6,25 @@
 //! It holds only where all of these are as the record has them:
 //!
 //! - the key: cargo-offload's own binary, the options that shape the images, the working folder,
-//!   and the whole environment but a few shell variables (as a hash: values may be secrets);
+//!   and the whole environment but the variables of shells, terminals and make's jobserver (as a
+//!   hash: values may be secrets);
 //! - the inputs: the files cargo's dep-info lists for each image (the kernels and `offload`), the
-//!   manifests of the package and of its path dependencies, the lockfile, cargo's configuration
-//!   files and the toolchain files from the working folder up, rustup's settings, and the tools
-//!   (rustc and cargo of the toolchain, ptxas, the nvptx sysroot);
+//!   manifests of the package and of its path dependencies and every `Cargo.toml` above them
+//!   (a workspace they inherit from), the lockfile, cargo's configuration files and the
+//!   toolchain files from the working and the package's folders up, rustup's settings, the
+//!   package's `src/bin`, and the tools: the toolchain's rustc and libraries (whatever `RUSTC`
+//!   names), its nvptx64 libraries where it has them, ptxas and its folder, the nvptx sysroot;
+//! - whether the package has a `src/main.rs`;
 //! - the outputs: the images and the files made beside them.
 //!
 //! A file is compared by size and modification time, and one that was missing must still be
 //! missing. An input must also be older than the start of the build that wrote the record, by a
 //! margin wider than a file system's clock: a file saved while cargo read it could otherwise pass
 //! for what cargo read. A failed check says why under `--verbose`, and the build runs as before.
+//!
+//! Nothing is recorded where the record could not see every input: a dep-info source that does
+//! not exist (a path the parser misread), a cargo configuration file that includes others, a
+//! path dependency of the kernels with a build script (whose inputs cargo alone knows).
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash as _, Hasher as _};
@@ -35,8 +43,13 @@ const FORMAT: u32 = 1;
 /// How much older than the build an input must be (coarse file system clocks round down).
 const MARGIN: Duration = Duration::from_secs(2);
 
-/// Variables that change from one shell to the next and shape no build.
-const SHELL_VARIABLES: &[&str] = &[
+/// Variables of shells and terminals, and make's jobserver: they change from one shell (or one
+/// run) to the next and shape no build.
+const UNSHAPING_VARIABLES: &[&str] = &[
+    "CARGO_MAKEFLAGS",
+    "MAKEFLAGS",
+    "MAKELEVEL",
+    "MFLAGS",
     "_",
     "COLUMNS",
     "HISTCONTROL",
@@ -58,6 +71,10 @@ const SHELL_VARIABLES: &[&str] = &[
     "TMUX_PANE",
     "WINDOWID",
 ];
+
+/// Prefixes of terminals' and editors' own variables.
+const UNSHAPING_PREFIXES: &[&str] =
+    &["ALACRITTY_", "KITTY_", "TERM_PROGRAM", "VSCODE_", "WEZTERM_", "WT_"];
 
 /// What shapes the images beyond files: cargo-offload's options for them.
 #[derive(Hash)]
@@ -82,15 +99,25 @@ struct ImageRecord {
     path: PathBuf,
 }
 
+/// A path of which only whether it exists counts.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct Presence {
+    path: PathBuf,
+    exists: bool,
+}
+
 #[derive(Serialize, Deserialize, Debug)]
 struct Record {
     format: u32,
+    /// The package's manifest, its links resolved: what names the record.
+    manifest: PathBuf,
     key: String,
     /// When the build that wrote the record started (nanoseconds since 1970).
     started: u64,
     project: Project,
     images: Vec<ImageRecord>,
     inputs: Vec<File>,
+    presence: Vec<Presence>,
     outputs: Vec<File>,
 }
 
@@ -124,7 +151,19 @@ impl Hold {
     /// The images of `project`, held alone: before they are built and recorded.
     pub(crate) fn alone(project: &Project) -> Result<Hold> {
         let file = Hold::open(&record_path(project))?;
-        file.lock().context("locking the record of the device images")?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                eprintln!(
+                    "offload: waiting for another build of the device images of {}",
+                    project.name
+                );
+                file.lock().context("locking the record of the device images")?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(e).context("locking the record of the device images");
+            }
+        }
         Ok(Hold(file))
     }
 }
@@ -160,14 +199,23 @@ fn try_check(
     };
     // Shared: a build that holds it alone is writing the images; what it records is read after.
     let hold = Hold::open(&path)?;
-    hold.lock_shared().context("locking the record of the device images")?;
+    match hold.try_lock_shared() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            eprintln!("offload: waiting for another build of the device images");
+            hold.lock_shared().context("locking the record of the device images")?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(e).context("locking the record of the device images");
+        }
+    }
     let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
     let record: Record = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a record of this version", path.display()))?;
     let why = if record.format != FORMAT {
         Some("a record of another version".to_owned())
-    } else if record.project.manifest != manifest {
-        Some(format!("the record is of {}", record.project.manifest.display()))
+    } else if record.manifest != manifest {
+        Some(format!("the record is of {}", record.manifest.display()))
     } else if path.parent().and_then(Path::parent) != Some(record.project.build_dir.as_path()) {
         Some("the record is of another target folder".to_owned())
     } else if record.key != key(options)? {
@@ -191,6 +239,10 @@ fn try_check(
 
 /// The first file whose state differs from the record's, or an input newer than the build.
 fn changed_file(record: &Record) -> Option<String> {
+    if let Some(p) = record.presence.iter().find(|p| p.path.exists() != p.exists) {
+        let what = if p.exists { "was removed" } else { "appeared" };
+        return Some(format!("{} {what}", p.path.display()));
+    }
     let started = since_1970(record.started);
     let build_dir = &record.project.build_dir;
     for (file, input) in
@@ -225,13 +277,19 @@ pub(crate) fn forget(project: &Project) -> Result<()> {
     }
 }
 
-/// Writes the record of images just built, by a build that started at `started`.
+/// Writes the record of images just built by `rustc`, by a build that started at `started`.
 pub(crate) fn record(
     project: &Project,
     images: &[Image],
     options: &Options<'_>,
+    rustc: &Path,
     started: SystemTime,
 ) -> Result<()> {
+    if let Some(name) = project.build_scripts.first() {
+        bail!(
+            "`{name}`, a path dependency of the kernels, has a build script, whose inputs only cargo knows"
+        );
+    }
     let mut inputs: Vec<PathBuf> = project.inputs.clone();
     let mut outputs = Vec::new();
     for image in images {
@@ -241,22 +299,42 @@ pub(crate) fn record(
         let dep_info = &image.made.dep_info;
         let text = std::fs::read_to_string(dep_info)
             .with_context(|| format!("reading {}", dep_info.display()))?;
-        inputs.extend(dep_info_sources(&text).with_context(|| format!("{}", dep_info.display()))?);
+        let sources = dep_info_sources(&text).with_context(|| format!("{}", dep_info.display()))?;
+        if let Some(missing) = sources.iter().find(|p| !p.exists()) {
+            bail!("{} lists {}, which does not exist", dep_info.display(), missing.display());
+        }
+        inputs.extend(sources);
     }
+    inputs.extend(toolchain_files(rustc)?);
     let cwd = std::env::current_dir().context("reading the working folder")?;
     let package_dir = project.manifest.parent().unwrap_or(Path::new("/"));
     // cargo reads its configuration from the working folder up, rustup its toolchain file from
     // where it runs: the working folder, and the package's folder for `rustup which rustc`.
+    let mut configs = Vec::new();
     for dir in cwd.ancestors().chain(package_dir.ancestors()) {
-        inputs.push(dir.join(".cargo").join("config.toml"));
-        inputs.push(dir.join(".cargo").join("config"));
+        configs.push(dir.join(".cargo").join("config.toml"));
+        configs.push(dir.join(".cargo").join("config"));
         inputs.push(dir.join("rust-toolchain.toml"));
         inputs.push(dir.join("rust-toolchain"));
     }
     if let Some(cargo_home) = home_dir("CARGO_HOME", ".cargo") {
-        inputs.push(cargo_home.join("config.toml"));
-        inputs.push(cargo_home.join("config"));
+        configs.push(cargo_home.join("config.toml"));
+        configs.push(cargo_home.join("config"));
     }
+    for config in &configs {
+        // `include` brings in files the record would not know (a mention in a comment counts).
+        if std::fs::read_to_string(config).is_ok_and(|text| text.contains("include")) {
+            bail!("the cargo configuration {} may include other files", config.display());
+        }
+    }
+    inputs.extend(configs);
+    // The package's binaries, which `cargo offload run` chooses from: cargo finds them in
+    // `src/main.rs` and `src/bin`.
+    inputs.push(package_dir.join("src").join("bin"));
+    let presence = vec![Presence {
+        path: package_dir.join("src").join("main.rs"),
+        exists: package_dir.join("src").join("main.rs").exists(),
+    }];
     if let Some(rustup_home) = home_dir("RUSTUP_HOME", ".rustup") {
         inputs.push(rustup_home.join("settings.toml"));
     }
@@ -265,8 +343,10 @@ pub(crate) fn record(
     let files = |paths: Vec<PathBuf>| -> Vec<File> {
         paths.into_iter().map(|path| File { state: state(&path), path }).collect()
     };
+    let manifest = canonical(&project.manifest);
     let record = Record {
         format: FORMAT,
+        manifest: manifest.clone(),
         key: key(options)?,
         started: started
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -277,6 +357,7 @@ pub(crate) fn record(
             .map(|i| ImageRecord { triple: i.triple.to_owned(), path: i.path.clone() })
             .collect(),
         inputs: files(inputs),
+        presence,
         outputs: files(outputs),
     };
     let path = record_path(project);
@@ -289,21 +370,20 @@ pub(crate) fn record(
     Ok(())
 }
 
-/// The source files a cargo dep-info file lists (`<output>: <source> <source>...`, spaces in
-/// names escaped with a backslash). A relative path, which `build.dep-info-basedir` makes, is
+/// The source files a cargo dep-info file lists (`<output>: <source> <source>...`, one line per
+/// output, spaces in names escaped with a backslash). A relative path, which `build.dep-info-basedir` makes, is
 /// an error: the record would not know where it lies.
 fn dep_info_sources(text: &str) -> Result<Vec<PathBuf>> {
     let mut sources = Vec::new();
-    // A line may go on after a backslash at its end.
-    let text = text.replace("\\\n", " ");
     for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
         // The target ends at the first colon not escaped and followed by a space or the end.
         let Some(colon) = unescaped_colon(line) else { continue };
         let mut word = String::new();
-        let mut chars = line[colon + 1..].chars();
+        let mut chars = line[colon + 1..].chars().peekable();
         while let Some(c) = chars.next() {
             match c {
-                '\\' => word.extend(chars.next()),
+                // cargo escapes spaces only; any other backslash is part of the name.
+                '\\' if chars.peek() == Some(&' ') => word.extend(chars.next()),
                 c if c.is_whitespace() => {
                     if !word.is_empty() {
                         sources.push(PathBuf::from(std::mem::take(&mut word)));
@@ -327,7 +407,7 @@ fn unescaped_colon(line: &str) -> Option<usize> {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'\\' => i += 2,
+            b'\\' if bytes.get(i + 1) == Some(&b' ') => i += 2,
             b':' if bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()) => return Some(i),
             _ => i += 1,
         }
@@ -338,17 +418,43 @@ fn unescaped_colon(line: &str) -> Option<usize> {
 /// The hash of what shapes the images beyond files.
 fn key(options: &Options<'_>) -> Result<String> {
     let mut h = DefaultHasher::new();
-    FORMAT.hash(&mut h);
     let exe = std::env::current_exe().context("finding cargo-offload's own path")?;
     (&exe, state(&exe)).hash(&mut h);
     std::env::current_dir().context("reading the working folder")?.hash(&mut h);
     options.hash(&mut h);
-    let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
-        .filter(|(k, _)| !k.to_str().is_some_and(|k| SHELL_VARIABLES.contains(&k)))
-        .collect();
+    let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> =
+        std::env::vars_os().filter(|(k, _)| !k.to_str().is_some_and(unshaping)).collect();
     vars.sort();
     vars.hash(&mut h);
     Ok(format!("{:016x}", h.finish()))
+}
+
+fn unshaping(name: &str) -> bool {
+    UNSHAPING_VARIABLES.contains(&name) || UNSHAPING_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// The toolchain `rustc` belongs to, as files: its real compiler and libraries (`RUSTC` may name
+/// rustup's proxy, or a name on `PATH`), and its nvptx64 libraries, which the nvptx image uses
+/// instead of the cached sysroot once they exist.
+fn toolchain_files(rustc: &Path) -> Result<Vec<PathBuf>> {
+    let output = std::process::Command::new(rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .with_context(|| format!("running {} --print sysroot", rustc.display()))?;
+    if !output.status.success() {
+        bail!("{} --print sysroot failed ({})", rustc.display(), output.status);
+    }
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    Ok(vec![
+        sysroot.join("bin").join(format!("rustc{}", std::env::consts::EXE_SUFFIX)),
+        sysroot.join("lib"),
+        sysroot.join("lib").join("rustlib").join(crate::nvptx::NVPTX_TRIPLE).join("lib"),
+    ])
+}
+
+/// `path` with its links resolved, or as it is where it cannot be.
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// `$var`, else `$HOME/<default>`.
@@ -374,9 +480,9 @@ fn nearest_manifest() -> Result<PathBuf> {
         .context("no Cargo.toml in the working folder or above it")
 }
 
-/// `<build dir>/fresh/<hash of the manifest's path>.json`.
+/// `<build dir>/fresh/<hash of the manifest's real path>.json`.
 fn record_path(project: &Project) -> PathBuf {
-    project.build_dir.join("fresh").join(record_name(&project.manifest))
+    project.build_dir.join("fresh").join(record_name(&canonical(&project.manifest)))
 }
 
 fn record_name(manifest: &Path) -> String {

@@ -41,8 +41,8 @@ impl Image {
     }
 }
 
-/// Builds the x86_64 host-offload image of the package's kernels.
-pub(crate) fn build_host_image(project: &Project, config: &Config) -> Result<Image> {
+/// Builds the x86_64 host-offload image of the package's kernels with `rustc`.
+pub(crate) fn build_host_image(project: &Project, config: &Config, rustc: &Path) -> Result<Image> {
     let dir = project.build_dir.join("images").join(&project.name).join("x86_64");
     let crate_name = write_image_crate(project, &dir, &HOST_SHAPE)?;
     let target_dir = project.build_dir.join("device");
@@ -51,6 +51,7 @@ pub(crate) fn build_host_image(project: &Project, config: &Config) -> Result<Ima
         .arg(dir.join("Cargo.toml"))
         .args(config.cargo_flags())
         .env("CARGO_TARGET_DIR", &target_dir)
+        .env("RUSTC", rustc)
         .env(
             "RUSTFLAGS",
             rustflags(&["--cfg", "offload_device", "--check-cfg=cfg(offload_device)"]),

@@ -196,10 +196,19 @@ fn run(cli: Cli) -> Result<u8> {
 /// Device images, then the host program linked with them (or its tests run with them).
 fn build(config: &Config, args: &BuildArgs, action: HostAction) -> Result<Project> {
     // The hold on the images lasts until the host program is linked with them.
-    let (project, images, _hold) = fresh_or_built_images(config, args)?;
+    let (project, images, hold) = fresh_or_built_images(config, args)?;
     let cmd = host::host_command(&project, &images, config, action)?;
     config.status(&format!("building the host program of {}", project.name));
+    if action == HostAction::Test {
+        // The tests are linked while the images are held, and run once they are not: a test
+        // that builds this package again would wait for this build for ever.
+        let link = host::host_command(&project, &images, config, action)?.arg("--no-run");
+        config.runner.run("the host program build", &link)?;
+        drop(hold);
+        return config.runner.run("the host program's tests", &cmd).map(|()| project);
+    }
     config.runner.run("the host program build", &cmd)?;
+    drop(hold);
     Ok(project)
 }
 
@@ -230,28 +239,39 @@ fn fresh_or_built_images(
     let started = std::time::SystemTime::now();
     let project = Project::load(args.manifest_path.as_deref())?;
     if config.runner.dry_run {
-        let (images, _) = device_images(&project, config, args)?;
-        return Ok((project, images, None));
+        let built = device_images(&project, config, args)?;
+        return Ok((project, built.images, None));
     }
     // Where the lock cannot be had (a file system without locks), nothing is recorded.
     let hold = fresh::Hold::alone(&project)
-        .inspect_err(|e| eprintln!("offload: warning: the device images are not recorded: {e:#}"))
+        .inspect_err(|e| {
+            if config.runner.verbose {
+                eprintln!("offload: the device images are not recorded: {e:#}");
+            }
+        })
         .ok();
     fresh::forget(&project)?;
-    let (mut images, complete) = device_images(&project, config, args)?;
+    let built = device_images(&project, config, args)?;
     // Without ptxas, `auto` builds the host-offload image alone, and says so on every build
     // until ptxas is installed: no record.
-    if complete && hold.is_some() {
-        if !images.iter().any(|i| i.triple == nvptx::NVPTX_TRIPLE) {
-            // The x86_64 image's compiler: the toolchain's, as for the nvptx image.
-            let rustc = nvptx::find_rustc(&project, config)?;
-            images.iter_mut().for_each(|i| i.made.tools.push(rustc.clone()));
-        }
-        if let Err(e) = fresh::record(&project, &images, &options, started) {
-            eprintln!("offload: warning: the next build will check the device images again: {e:#}");
+    if built.as_asked && hold.is_some() {
+        let recorded = fresh::record(&project, &built.images, &options, &built.rustc, started);
+        if let Err(e) = recorded
+            && config.runner.verbose
+        {
+            eprintln!("offload: the device images are not recorded: {e:#}");
         }
     }
-    Ok((project, images, hold))
+    Ok((project, built.images, hold))
+}
+
+/// What [`device_images`] built.
+struct BuiltImages {
+    images: Vec<image::Image>,
+    /// Whether they are those `--devices` asked for (not so where `auto` found no ptxas).
+    as_asked: bool,
+    /// The compiler of both.
+    rustc: PathBuf,
 }
 
 type HostJob<'scope> = std::thread::ScopedJoinHandle<'scope, Result<(image::Image, Vec<String>)>>;
@@ -266,15 +286,11 @@ fn join_host(job: &mut Option<HostJob<'_>>) -> Option<Result<(image::Image, Vec<
 /// register, so a GPU becomes the default device where there is one. The x86_64 image is
 /// always built: its exports are the kernels the NVIDIA image must define. The two build at
 /// once (the NVIDIA one waits for the kernels only to check its PTX), except in a dry run,
-/// whose plan lists them in order. Also whether the images are those `--devices` asked for
-/// (not so where `auto` found no ptxas).
-fn device_images(
-    project: &Project,
-    config: &Config,
-    args: &BuildArgs,
-) -> Result<(Vec<image::Image>, bool)> {
+/// whose plan lists them in order. Both come from the package's toolchain.
+fn device_images(project: &Project, config: &Config, args: &BuildArgs) -> Result<BuiltImages> {
+    let rustc = nvptx::find_rustc(project, config)?;
     let host_and_kernels = || -> Result<(image::Image, Vec<String>)> {
-        let host = image::build_host_image(project, config)?;
+        let host = image::build_host_image(project, config, &rustc)?;
         let kernels =
             if config.runner.dry_run { Vec::new() } else { image::exported_kernels(&host.path)? };
         Ok((host, kernels))
@@ -296,11 +312,12 @@ fn device_images(
         }
     };
     if !with_nvptx {
-        return Ok((vec![host_and_kernels()?.0], args.devices == Devices::Host));
+        let images = vec![host_and_kernels()?.0];
+        return Ok(BuiltImages { images, as_asked: args.devices == Devices::Host, rustc });
     }
     let (nvptx, host) = if config.runner.dry_run {
         let (host, kernels) = host_and_kernels()?;
-        (nvptx::build_nvptx_image(project, config, &opts, || Ok(kernels))?, host)
+        (nvptx::build_nvptx_image(project, config, &opts, &rustc, || Ok(kernels))?, host)
     } else {
         // What the nvptx build prints waits until the host-offload image built: an error in
         // the kernels is shown by that build alone.
@@ -311,18 +328,18 @@ fn device_images(
             let mut host_image = None;
             let mut host_failed = false;
             let nvptx =
-                nvptx::build_nvptx_image(project, &held_config, &opts, || {
-                    match join_host(&mut job) {
-                        Some(Ok((image, kernels))) => {
-                            host_image = Some(image);
-                            Ok(kernels)
-                        }
-                        Some(Err(e)) => {
-                            host_failed = true;
-                            Err(e)
-                        }
-                        None => Err(anyhow!("the host-offload image was waited for twice")),
+                nvptx::build_nvptx_image(project, &held_config, &opts, &rustc, || match join_host(
+                    &mut job,
+                ) {
+                    Some(Ok((image, kernels))) => {
+                        host_image = Some(image);
+                        Ok(kernels)
                     }
+                    Some(Err(e)) => {
+                        host_failed = true;
+                        Err(e)
+                    }
+                    None => Err(anyhow!("the host-offload image was waited for twice")),
                 });
             // The nvptx build stopped before it asked for the kernels: the host-offload image
             // is waited for all the same, and its error comes first.
@@ -345,5 +362,5 @@ fn device_images(
         Devices::Cuda => vec![nvptx],
         _ => vec![nvptx, host],
     };
-    Ok((images, true))
+    Ok(BuiltImages { images, as_asked: true, rustc })
 }

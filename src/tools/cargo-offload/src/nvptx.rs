@@ -105,6 +105,7 @@ pub(crate) fn build_nvptx_image(
     project: &Project,
     config: &Config,
     opts: &NvptxOptions,
+    rustc: &Path,
     kernels: impl FnOnce() -> Result<Vec<String>>,
 ) -> Result<Image> {
     let cpu = opts.target_cpu.as_str();
@@ -120,12 +121,11 @@ pub(crate) fn build_nvptx_image(
 
     // 2. The sysroot: core, alloc and compiler_builtins for nvptx64, from the same rustc that
     //    builds the image (rlibs only load into the rustc that wrote them).
-    let rustc = find_rustc(project, config)?;
     let sysroot = if dry_run {
         opts.sysroot_cache.join(format!("<toolchain>-{cpu}")).join("sysroot")
     } else {
         nvptx_sysroot::ensure(&nvptx_sysroot::Config {
-            rustc: rustc.clone(),
+            rustc: rustc.to_path_buf(),
             cache_dir: opts.sysroot_cache.clone(),
             target_cpu: cpu.to_owned(),
             verbose: config.runner.verbose,
@@ -167,7 +167,7 @@ pub(crate) fn build_nvptx_image(
         // Its own target folder: cargo locks a build folder for the whole of a run, and this
         // build runs beside the host-offload image's.
         .env("CARGO_TARGET_DIR", project.build_dir.join("device-nvptx"))
-        .env("RUSTC", &rustc)
+        .env("RUSTC", rustc)
         .env("RUSTFLAGS", flags.join(" "))
         .env(AS_LINKER, "1");
     config.status(&format!("building the nvptx64 image of {} ({cpu})", project.name));
@@ -244,7 +244,7 @@ pub(crate) fn build_nvptx_image(
             .join(NVPTX_TRIPLE)
             .join("release")
             .join(format!("{crate_name}.d")),
-        tools: vec![rustc, ptxas],
+        tools: vec![rustc.to_path_buf(), ptxas],
         outputs: image_crate_files(&dir),
     };
     made.outputs.extend([ptx, settings, stamp]);

@@ -22,9 +22,12 @@ pub(crate) struct Project {
     pub(crate) build_dir: PathBuf,
     /// Binaries of the package.
     pub(crate) bins: Vec<String>,
-    /// The manifests of the package and of its path dependencies, and the lockfile: what
+    /// The manifests of the package and of its path dependencies, every `Cargo.toml` above
+    /// them (a workspace they inherit from, or one that appears), and the lockfile: what
     /// `cargo metadata` read.
     pub(crate) inputs: Vec<PathBuf>,
+    /// The path dependencies (not the package itself) that have a build script.
+    pub(crate) build_scripts: Vec<String>,
 }
 
 impl Project {
@@ -62,14 +65,21 @@ impl Project {
                     root.name
                 )
             })?;
-        let mut inputs: Vec<PathBuf> = meta
-            .packages
+        let local: Vec<&Package> = meta.packages.iter().filter(|p| p.source.is_none()).collect();
+        let mut inputs: Vec<PathBuf> = local
             .iter()
-            .filter(|p| p.source.is_none())
-            .map(|p| p.manifest_path.as_std_path().to_path_buf())
+            .flat_map(|p| p.manifest_path.as_std_path().ancestors().skip(1))
+            .map(|dir| dir.join("Cargo.toml"))
             .collect();
-        inputs.push(meta.workspace_root.as_std_path().join("Cargo.toml"));
         inputs.push(meta.workspace_root.as_std_path().join("Cargo.lock"));
+        inputs.sort();
+        inputs.dedup();
+        let build_scripts = local
+            .iter()
+            .filter(|p| p.id != root.id)
+            .filter(|p| p.targets.iter().any(|t| t.is_custom_build()))
+            .map(|p| p.name.to_string())
+            .collect();
         let bins = root.targets.iter().filter(|t| t.is_bin()).map(|t| t.name.clone()).collect();
         Ok(Project {
             name: root.name.to_string(),
@@ -79,6 +89,7 @@ impl Project {
             build_dir: meta.target_directory.as_std_path().join("offload"),
             bins,
             inputs,
+            build_scripts,
         })
     }
 }

@@ -76,7 +76,7 @@ fn cargo_offload(pkg: &Path, args: &[&str]) -> (bool, String, String) {
     (out.status.success(), stdout, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-const IMAGE_LINE: &str = "CARGO_TARGET_DIR=$PKG/target/offload/device RUSTFLAGS='--cfg offload_device --check-cfg=cfg(offload_device)' \
+const IMAGE_LINE: &str = "CARGO_TARGET_DIR=$PKG/target/offload/device RUSTC=$RUSTC RUSTFLAGS='--cfg offload_device --check-cfg=cfg(offload_device)' \
 cargo build --release --target x86_64-unknown-linux-gnu --manifest-path $PKG/target/offload/images/app/x86_64/Cargo.toml --quiet";
 
 fn host_line(verb: &str, env: &str) -> String {
@@ -144,13 +144,13 @@ fn test_runs_cargo_test_through_the_same_link_stage() {
     let pkg = default_package();
     let (ok, out, err) = cargo_offload(pkg.path(), &["test", "--dry-run"]);
     assert!(ok, "{err}");
-    assert_eq!(
-        out.lines().nth(1).unwrap(),
-        host_line(
-            "test",
-            "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache"
-        )
+    let test = host_line(
+        "test",
+        "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache",
     );
+    // Linked first (while the device images are held), then run.
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[1..], [format!("{test} --no-run"), test]);
 }
 
 #[test]

@@ -120,7 +120,7 @@ fn fresh_images_are_reused_and_changed_ones_rebuilt() {
     assert!(deleted.contains(BUILT), "{deleted}");
     assert_eq!(image_kernels(&pkg), ["first", "second"]);
 
-    // Other options, or RUSTFLAGS, are not the record's.
+    // Other options are not the record's.
     let other = build(&pkg, &ld, &["--verbose", "--target-cpu", "sm_80"]);
     assert!(other.contains("the options") && other.contains(BUILT), "{other}");
 

@@ -1,3 +1,4 @@
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -26,13 +27,22 @@ impl Built {
             build_dir: build_dir.clone(),
             bins: vec!["app".into()],
             inputs: vec![root.join("Cargo.toml"), root.join("Cargo.lock")],
+            build_scripts: Vec::new(),
         };
         let built = Built { dir, project };
-        for file in
-            ["Cargo.toml", "Cargo.lock", "src/kernels.rs", "offload/src/lib.rs", "bin/rustc"]
-        {
+        for file in ["Cargo.toml", "Cargo.lock", "src/kernels.rs", "offload/src/lib.rs"] {
             built.write_old(file, "text");
         }
+        // A rustc that names its toolchain when asked, as rustup's proxy would.
+        for file in ["toolchain/bin/rustc", "toolchain/lib/librustc_driver.so"] {
+            built.write_old(file, "binary");
+        }
+        let script = format!("#!/bin/sh\necho {}\n", root.join("toolchain").display());
+        built.write_old("bin/rustc", &script);
+        let rustc = built.path("bin/rustc");
+        std::fs::set_permissions(&rustc, PermissionsExt::from_mode(0o755)).unwrap();
+        set_age(&rustc, Duration::from_secs(60));
+        set_age(&built.path("toolchain/lib"), Duration::from_secs(60));
         built.write_old("target/offload/device/libapp_image.so", "image");
         let dep_info = format!(
             "{0}/target/offload/device/libapp_image.so: {0}/src/kernels.rs {0}/offload/src/lib.rs\n",
@@ -69,8 +79,12 @@ impl Built {
 
     /// Records the images as built by a build that started `ago`.
     fn record(&self, ago: Duration) {
+        self.try_record(ago).unwrap();
+    }
+
+    fn try_record(&self, ago: Duration) -> anyhow::Result<()> {
         let started = SystemTime::now() - ago;
-        record(&self.project, &self.images(), &OPTIONS, started).unwrap();
+        record(&self.project, &self.images(), &OPTIONS, &self.path("bin/rustc"), started)
     }
 
     fn check(&self, options: &Options<'_>) -> Check {
@@ -95,7 +109,8 @@ impl Built {
 }
 
 fn set_age(path: &Path, age: Duration) {
-    let file = std::fs::File::options().append(true).open(path).unwrap();
+    // Read-only: a folder opens only so (its owner may still set its times).
+    let file = std::fs::File::open(path).unwrap();
     file.set_modified(SystemTime::now() - age).unwrap();
 }
 
@@ -113,7 +128,7 @@ fn a_recorded_build_is_fresh_until_a_source_changes() {
 
 #[test]
 fn every_kind_of_input_counts() {
-    for file in ["src/kernels.rs", "Cargo.toml", "Cargo.lock", "bin/rustc"] {
+    for file in ["src/kernels.rs", "Cargo.toml", "Cargo.lock", "bin/rustc", "toolchain/bin/rustc"] {
         let built = Built::new();
         built.record(Duration::from_secs(10));
         assert_eq!(built.stale(), None);
@@ -197,17 +212,77 @@ fn a_record_in_another_target_folder_is_not_found() {
         Check::Fresh(..) => panic!("found under another CARGO_TARGET_DIR"),
     }
     // A record damaged or of another version is not used.
-    let record = std::fs::read_dir(built.path("target/offload/fresh")).unwrap().next().unwrap();
-    std::fs::write(record.unwrap().path(), "{\"format\": 0}").unwrap();
+    let record = std::fs::read_dir(built.path("target/offload/fresh"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    std::fs::write(record, "{\"format\": 0}").unwrap();
     assert!(built.stale().unwrap().contains("is not a record of this version"));
 }
 
 #[test]
+fn the_toolchain_behind_rustc_counts() {
+    // A new library in the toolchain (what `rustup update` does).
+    let built = Built::new();
+    built.record(Duration::from_secs(10));
+    built.write_old("toolchain/lib/librustc_driver-new.so", "binary");
+    let why = built.stale().unwrap();
+    assert!(why.ends_with("toolchain/lib changed"), "{why}");
+    // nvptx64 libraries that appear in it (`rustup target add`): the nvptx image would use them.
+    let built = Built::new();
+    built.record(Duration::from_secs(10));
+    built.write_old("toolchain/lib/rustlib/nvptx64-nvidia-cuda/lib/libcore.rlib", "rlib");
+    let why = built.stale().unwrap();
+    assert!(why.contains("toolchain/lib"), "{why}");
+}
+
+#[test]
+fn binaries_that_appear_or_go_count() {
+    let built = Built::new();
+    built.record(Duration::from_secs(10));
+    built.write_old("src/main.rs", "fn main() {}");
+    assert!(built.stale().unwrap().ends_with("src/main.rs appeared"));
+    built.record(Duration::from_secs(10));
+    assert_eq!(built.stale(), None);
+    // An edit of main.rs is host code: the images stay fresh.
+    built.write_old("src/main.rs", "fn main() { println!(); }");
+    assert_eq!(built.stale(), None);
+    built.write_old("src/bin/other.rs", "fn main() {}");
+    let why = built.stale().unwrap();
+    assert!(why.ends_with("src/bin changed"), "{why}");
+    std::fs::remove_file(built.path("src/main.rs")).unwrap();
+    assert!(built.stale().unwrap().ends_with("src/main.rs was removed"));
+}
+
+#[test]
+fn what_the_record_cannot_see_is_not_recorded() {
+    let built = Built::new();
+    let mut project = built.project.clone();
+    project.build_scripts = vec!["helper".into()];
+    let started = SystemTime::now() - Duration::from_secs(10);
+    let err = record(&project, &built.images(), &OPTIONS, &built.path("bin/rustc"), started);
+    assert!(format!("{:#}", err.unwrap_err()).contains("`helper`"));
+    // A dep-info source that does not exist: a name the parser misread.
+    let root = built.path("");
+    let dep_info = format!("{0}/lib.so: {0}/src/kernels.rs {0}/src/gone.rs\n", root.display());
+    built.write_old("target/offload/device/libapp_image.d", &dep_info);
+    let err = built.try_record(Duration::from_secs(10)).unwrap_err();
+    assert!(format!("{err:#}").contains("gone.rs, which does not exist"), "{err:#}");
+    // A cargo configuration that includes others.
+    let built = Built::new();
+    built.write_old(".cargo/config.toml", "include = [\"more.toml\"]\n");
+    let err = built.try_record(Duration::from_secs(10)).unwrap_err();
+    assert!(format!("{err:#}").contains("may include other files"), "{err:#}");
+    assert_eq!(built.stale().unwrap(), "no record of an earlier build");
+}
+
+#[test]
 fn dep_info_lists_sources_with_escaped_spaces() {
-    let text = "/t/lib.so: /a/k.rs /b/my\\ dir/m.rs \\\n /c/x.rs\n\n# env-dep:X=1\n/a/k.rs:\n";
+    let text = "/t/lib.so: /a/k.rs /b/my\\ dir/m.rs /c/back\\slash.rs\n\n# env-dep:X=1\n/a/k.rs:\n";
     let sources = dep_info_sources(text).unwrap();
     let expected: Vec<PathBuf> =
-        ["/a/k.rs", "/b/my dir/m.rs", "/c/x.rs"].iter().map(PathBuf::from).collect();
+        ["/a/k.rs", "/b/my dir/m.rs", "/c/back\\slash.rs"].iter().map(PathBuf::from).collect();
     assert_eq!(sources, expected);
     let relative = dep_info_sources("lib.so: src/k.rs\n").unwrap_err();
     assert!(format!("{relative:#}").contains("src/k.rs relative to a folder"));
