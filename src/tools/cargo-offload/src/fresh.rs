@@ -12,8 +12,9 @@
 //!   manifests of the package and of its path dependencies and every `Cargo.toml` above them
 //!   (a workspace they inherit from), the lockfile, cargo's configuration files and the
 //!   toolchain files from the working and the package's folders up, rustup's settings, the
-//!   package's `src/bin`, and the tools: the toolchain's rustc and libraries (whatever `RUSTC`
-//!   names), its nvptx64 libraries where it has them, ptxas and its folder, the nvptx sysroot;
+//!   package's `src/bin` and its subfolders, and the tools: the toolchain's rustc and libraries
+//!   (whatever `RUSTC` names), its nvptx64 libraries where it has them, ptxas, the nvptx
+//!   sysroot;
 //! - whether the package has a `src/main.rs`;
 //! - the outputs: the images and the files made beside them.
 //!
@@ -24,7 +25,9 @@
 //!
 //! Nothing is recorded where the record could not see every input: a dep-info source that does
 //! not exist (a path the parser misread), a cargo configuration file that includes others, a
-//! path dependency of the kernels with a build script (whose inputs cargo alone knows).
+//! path package in `offload`'s dependencies with a build script (whose inputs cargo alone
+//! knows). A package that became a workspace member may have an old record in its own target
+//! folder beside the workspace's: the first record that holds is used.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash as _, Hasher as _};
@@ -50,6 +53,8 @@ const UNSHAPING_VARIABLES: &[&str] = &[
     "MAKEFLAGS",
     "MAKELEVEL",
     "MFLAGS",
+    // rustup's count of its own nesting: one more under cargo than from a shell.
+    "RUST_RECURSION_COUNT",
     "_",
     "COLUMNS",
     "HISTCONTROL",
@@ -124,7 +129,7 @@ struct Record {
 /// Where a check found the images: fresh, with the package they belong to and a shared hold on
 /// them, or not, and why.
 pub(crate) enum Check {
-    Fresh(Project, Vec<Image>, Hold),
+    Fresh(Box<Project>, Vec<Image>, Hold),
     Stale(String),
 }
 
@@ -193,23 +198,39 @@ fn try_check(
         None => nearest_manifest()?,
     };
     let manifest = manifest.canonicalize().with_context(|| format!("{}", manifest.display()))?;
-    let Some(path) = record_candidates(&manifest, target_dir).into_iter().find(|p| p.is_file())
-    else {
-        return Ok(Check::Stale("no record of an earlier build".into()));
-    };
+    // A package that became a workspace's member has its record in the workspace's target
+    // folder, and maybe an old one in its own: the first that holds counts.
+    let mut first_why = None;
+    for path in record_candidates(&manifest, target_dir).into_iter().filter(|p| p.is_file()) {
+        match check_record(&path, &manifest, options) {
+            Ok(Check::Fresh(project, images, hold)) => {
+                return Ok(Check::Fresh(project, images, hold));
+            }
+            Ok(Check::Stale(why)) => first_why = first_why.or(Some(why)),
+            Err(e) => first_why = first_why.or(Some(format!("{e:#}"))),
+        }
+    }
+    Ok(Check::Stale(first_why.unwrap_or_else(|| "no record of an earlier build".into())))
+}
+
+/// The record at `path`, checked.
+fn check_record(path: &Path, manifest: &Path, options: &Options<'_>) -> Result<Check> {
     // Shared: a build that holds it alone is writing the images; what it records is read after.
-    let hold = Hold::open(&path)?;
+    let hold = Hold::open(path)?;
     match hold.try_lock_shared() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
-            eprintln!("offload: waiting for another build of the device images");
+            eprintln!(
+                "offload: waiting for another build of the device images of {}",
+                manifest.display()
+            );
             hold.lock_shared().context("locking the record of the device images")?;
         }
         Err(std::fs::TryLockError::Error(e)) => {
             return Err(e).context("locking the record of the device images");
         }
     }
-    let text = std::fs::read_to_string(&path).with_context(|| format!("{}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let record: Record = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a record of this version", path.display()))?;
     let why = if record.format != FORMAT {
@@ -232,7 +253,7 @@ fn try_check(
         .map(|i| Image::recorded(&i.triple, i.path.clone()))
         .collect::<Option<Vec<_>>>();
     Ok(match images {
-        Some(images) => Check::Fresh(record.project, images, Hold(hold)),
+        Some(images) => Check::Fresh(Box::new(record.project), images, Hold(hold)),
         None => Check::Stale("the record names an unknown target".into()),
     })
 }
@@ -287,7 +308,7 @@ pub(crate) fn record(
 ) -> Result<()> {
     if let Some(name) = project.build_scripts.first() {
         bail!(
-            "`{name}`, a path dependency of the kernels, has a build script, whose inputs only cargo knows"
+            "`{name}`, a path dependency of `offload`, has a build script, whose inputs only cargo knows"
         );
     }
     let mut inputs: Vec<PathBuf> = project.inputs.clone();
@@ -322,15 +343,19 @@ pub(crate) fn record(
         configs.push(cargo_home.join("config"));
     }
     for config in &configs {
-        // `include` brings in files the record would not know (a mention in a comment counts).
-        if std::fs::read_to_string(config).is_ok_and(|text| text.contains("include")) {
-            bail!("the cargo configuration {} may include other files", config.display());
+        // `include` brings in files the record would not know.
+        if std::fs::read_to_string(config).is_ok_and(|text| includes(&text)) {
+            bail!("the cargo configuration {} includes other files", config.display());
         }
     }
     inputs.extend(configs);
     // The package's binaries, which `cargo offload run` chooses from: cargo finds them in
-    // `src/main.rs` and `src/bin`.
-    inputs.push(package_dir.join("src").join("bin"));
+    // `src/main.rs`, `src/bin/<name>.rs` and `src/bin/<name>/main.rs`.
+    let bin = package_dir.join("src").join("bin");
+    if let Ok(entries) = std::fs::read_dir(&bin) {
+        inputs.extend(entries.filter_map(|e| Some(e.ok()?.path())).filter(|p| p.is_dir()));
+    }
+    inputs.push(bin);
     let presence = vec![Presence {
         path: package_dir.join("src").join("main.rs"),
         exists: package_dir.join("src").join("main.rs").exists(),
@@ -427,6 +452,16 @@ fn key(options: &Options<'_>) -> Result<String> {
     vars.sort();
     vars.hash(&mut h);
     Ok(format!("{:016x}", h.finish()))
+}
+
+/// Whether a cargo configuration sets `include` (a line `include = ...`; one in another table
+/// counts too, which only costs a record).
+fn includes(config: &str) -> bool {
+    config.lines().any(|line| {
+        line.trim_start()
+            .strip_prefix("include")
+            .is_some_and(|rest| rest.trim_start().starts_with('='))
+    })
 }
 
 fn unshaping(name: &str) -> bool {

@@ -82,12 +82,13 @@ pub(crate) fn binary(project: &Project, bin: Option<&str>) -> Result<PathBuf> {
         Some(b) => {
             bail!("{} has no binary `{b}` (it has: {})", project.name, project.bins.join(", "))
         }
-        None => match project.bins.as_slice() {
-            [only] => only.clone(),
-            [] => bail!("{} has no binary to run", project.name),
-            many => {
+        None => match (project.bins.as_slice(), &project.default_run) {
+            ([only], _) => only.clone(),
+            (_, Some(default)) => default.clone(),
+            ([], None) => bail!("{} has no binary to run", project.name),
+            (many, None) => {
                 return Err(anyhow!(
-                    "{} has several binaries: pass --bin (one of {})",
+                    "{} has several binaries: pass --bin (one of {}), or name one in `default-run`",
                     project.name,
                     many.join(", ")
                 ));

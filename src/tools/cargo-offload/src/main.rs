@@ -203,7 +203,14 @@ fn build(config: &Config, args: &BuildArgs, action: HostAction) -> Result<Projec
         // The tests are linked while the images are held, and run once they are not: a test
         // that builds this package again would wait for this build for ever.
         let link = host::host_command(&project, &images, config, action)?.arg("--no-run");
-        config.runner.run("the host program build", &link)?;
+        if config.runner.verbose || config.runner.dry_run {
+            config.runner.run("the host program build", &link)?;
+        } else {
+            // cargo prints the warnings of what it built again when the tests run: what the
+            // link printed is shown only where it failed.
+            let (runner, held) = config.runner.holding();
+            runner.run("the host program build", &link).inspect_err(|_| held.show())?;
+        }
         drop(hold);
         return config.runner.run("the host program's tests", &cmd).map(|()| project);
     }
@@ -228,7 +235,7 @@ fn fresh_or_built_images(
         match fresh::check(args.manifest_path.as_deref(), &options) {
             fresh::Check::Fresh(project, images, hold) => {
                 config.status(&format!("the device images of {} are up to date", project.name));
-                return Ok((project, images, Some(hold)));
+                return Ok((*project, images, Some(hold)));
             }
             fresh::Check::Stale(why) if config.runner.verbose => {
                 eprintln!("offload: building the device images: {why}");

@@ -255,6 +255,9 @@ pub(crate) fn build_nvptx_image(
         made.tools.extend(entries.filter_map(|e| Some(e.ok()?.path())));
     }
     made.tools.push(libs);
+    // Where ptxas is looked for without --ptxas or OFFLOAD_PTXAS: a Python folder that appears
+    // there could hold another.
+    made.tools.extend(repo_root(project).map(|repo| repo.join(".venv").join("lib")));
     Ok(Image { triple: NVPTX_TRIPLE, path: cubin, made })
 }
 

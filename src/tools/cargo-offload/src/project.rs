@@ -22,6 +22,8 @@ pub(crate) struct Project {
     pub(crate) build_dir: PathBuf,
     /// Binaries of the package.
     pub(crate) bins: Vec<String>,
+    /// The one `cargo run` runs where there are several (`default-run`).
+    pub(crate) default_run: Option<String>,
     /// The manifests of the package and of its path dependencies, every `Cargo.toml` above
     /// them (a workspace they inherit from, or one that appears), and the lockfile: what
     /// `cargo metadata` read.
@@ -71,12 +73,14 @@ impl Project {
             .flat_map(|p| p.manifest_path.as_std_path().ancestors().skip(1))
             .map(|dir| dir.join("Cargo.toml"))
             .collect();
+        // The workspace's root may lie beside the package (`package.workspace = "../ws"`).
+        inputs.push(meta.workspace_root.as_std_path().join("Cargo.toml"));
         inputs.push(meta.workspace_root.as_std_path().join("Cargo.lock"));
         inputs.sort();
         inputs.dedup();
-        let build_scripts = local
-            .iter()
-            .filter(|p| p.id != root.id)
+        let build_scripts = offload_closure(&meta)
+            .into_iter()
+            .filter(|p| p.source.is_none())
             .filter(|p| p.targets.iter().any(|t| t.is_custom_build()))
             .map(|p| p.name.to_string())
             .collect();
@@ -88,10 +92,31 @@ impl Project {
             offload,
             build_dir: meta.target_directory.as_std_path().join("offload"),
             bins,
+            default_run: root.default_run.clone(),
             inputs,
             build_scripts,
         })
     }
+}
+
+/// `offload` and every package it depends on, as resolved (the device images' whole graph; a
+/// graph cargo did not resolve counts every package).
+fn offload_closure(meta: &cargo_metadata::Metadata) -> Vec<&Package> {
+    let Some(resolve) = &meta.resolve else { return meta.packages.iter().collect() };
+    let Some(offload) = meta.packages.iter().find(|p| p.name.as_str() == "offload") else {
+        return meta.packages.iter().collect();
+    };
+    let mut seen = std::collections::HashSet::from([&offload.id]);
+    let mut queue = vec![&offload.id];
+    while let Some(id) = queue.pop() {
+        let deps = resolve.nodes.iter().find(|n| &n.id == id).map(|n| n.deps.as_slice());
+        for dep in deps.unwrap_or_default() {
+            if seen.insert(&dep.pkg) {
+                queue.push(&dep.pkg);
+            }
+        }
+    }
+    meta.packages.iter().filter(|p| seen.contains(&p.id)).collect()
 }
 
 fn kernels_file(pkg: &Package) -> Result<PathBuf> {

@@ -201,6 +201,22 @@ fn a_package_with_several_binaries_must_name_one_to_run() {
     assert!(err.contains("app has several binaries: pass --bin (one of a, b)"), "{err}");
 }
 
+#[test]
+fn default_run_picks_the_binary_as_cargo_run_does() {
+    let pkg = package(
+        "default-run = \"b\"",
+        &[
+            ("src/kernels.rs", KERNELS),
+            ("src/bin/a.rs", "fn main() {}\n"),
+            ("src/bin/b.rs", "fn main() {}\n"),
+        ],
+    );
+    let (ok, out, err) = cargo_offload(pkg.path(), &["run", "--dry-run"]);
+    assert!(ok, "{err}");
+    let last = out.lines().last().unwrap();
+    assert_eq!(last, "$PKG/target/offload/host/x86_64-unknown-linux-gnu/release/b");
+}
+
 const NVPTX_DIR: &str = "$PKG/target/offload/images/app/nvptx64";
 
 fn nvptx_lines(cpu: &str) -> [String; 2] {

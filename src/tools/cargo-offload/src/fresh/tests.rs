@@ -2,7 +2,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::{Check, Options, check_in, dep_info_sources, forget, record};
+use super::{Check, Options, check_in, dep_info_sources, forget, includes, record};
 use crate::image::{HOST_TRIPLE, Image, Made};
 use crate::project::Project;
 
@@ -16,9 +16,15 @@ struct Built {
 
 impl Built {
     fn new() -> Built {
+        Built::at("")
+    }
+
+    /// The package in `folder` of a temporary folder, whose `target` is the target folder (a
+    /// workspace's, for a package in a subfolder).
+    fn at(folder: &str) -> Built {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let build_dir = root.join("target/offload");
+        let build_dir = dir.path().canonicalize().unwrap().join("target/offload");
+        let root = dir.path().canonicalize().unwrap().join(folder);
         let project = Project {
             name: "app".into(),
             manifest: root.join("Cargo.toml"),
@@ -26,6 +32,7 @@ impl Built {
             offload: root.join("offload"),
             build_dir: build_dir.clone(),
             bins: vec!["app".into()],
+            default_run: None,
             inputs: vec![root.join("Cargo.toml"), root.join("Cargo.lock")],
             build_scripts: Vec::new(),
         };
@@ -273,7 +280,7 @@ fn what_the_record_cannot_see_is_not_recorded() {
     let built = Built::new();
     built.write_old(".cargo/config.toml", "include = [\"more.toml\"]\n");
     let err = built.try_record(Duration::from_secs(10)).unwrap_err();
-    assert!(format!("{err:#}").contains("may include other files"), "{err:#}");
+    assert!(format!("{err:#}").contains("includes other files"), "{err:#}");
     assert_eq!(built.stale().unwrap(), "no record of an earlier build");
 }
 
@@ -286,4 +293,33 @@ fn dep_info_lists_sources_with_escaped_spaces() {
     assert_eq!(sources, expected);
     let relative = dep_info_sources("lib.so: src/k.rs\n").unwrap_err();
     assert!(format!("{relative:#}").contains("src/k.rs relative to a folder"));
+}
+
+#[test]
+fn a_member_finds_its_workspace_record_past_an_old_one_of_its_own() {
+    let built = Built::at("app");
+    built.record(Duration::from_secs(10));
+    assert_eq!(built.stale(), None);
+    // A record from when the package was built on its own, in its own target folder, which is
+    // looked at first: it does not hold, and the workspace's does.
+    let fresh = built.project.build_dir.join("fresh");
+    let record = std::fs::read_dir(&fresh)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let old = built.path("target/offload/fresh").join(record.file_name().unwrap());
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    std::fs::write(&old, "{\"format\": 0}").unwrap();
+    assert_eq!(built.stale(), None);
+    std::fs::remove_file(&record).unwrap();
+    assert!(built.stale().unwrap().contains("is not a record of this version"));
+}
+
+#[test]
+fn only_an_include_key_is_an_include() {
+    assert!(includes("include = [\"more.toml\"]\n"));
+    assert!(includes("[build]\njobs = 2\n  include= \"x.toml\"\n"));
+    assert!(!includes("[env]\nCPATH = \"/usr/include\"\n"));
+    assert!(!includes("[build]\nrustflags = [\"-L/usr/include\"]\n# include\n"));
 }
