@@ -59,6 +59,22 @@ impl Built {
         built
     }
 
+    /// A package whose images were recorded by a build that started 10 s ago.
+    fn recorded() -> Built {
+        let built = Built::new();
+        built.record(Duration::from_secs(10));
+        built
+    }
+
+    /// The record's file.
+    fn record_file(&self) -> PathBuf {
+        std::fs::read_dir(self.project.build_dir.join("fresh"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "json"))
+            .unwrap()
+    }
+
     fn path(&self, file: &str) -> PathBuf {
         self.project.manifest.parent().unwrap().join(file)
     }
@@ -136,8 +152,7 @@ fn a_recorded_build_is_fresh_until_a_source_changes() {
 #[test]
 fn every_kind_of_input_counts() {
     for file in ["src/kernels.rs", "Cargo.toml", "Cargo.lock", "bin/rustc", "toolchain/bin/rustc"] {
-        let built = Built::new();
-        built.record(Duration::from_secs(10));
+        let built = Built::recorded();
         assert_eq!(built.stale(), None);
         built.write_old(file, "other text");
         let why = built.stale().unwrap();
@@ -147,8 +162,7 @@ fn every_kind_of_input_counts() {
 
 #[test]
 fn a_deleted_or_replaced_image_is_stale() {
-    let built = Built::new();
-    built.record(Duration::from_secs(10));
+    let built = Built::recorded();
     let image = built.path("target/offload/device/libapp_image.so");
     std::fs::remove_file(&image).unwrap();
     assert!(built.stale().unwrap().ends_with("libapp_image.so changed"));
@@ -158,13 +172,11 @@ fn a_deleted_or_replaced_image_is_stale() {
 
 #[test]
 fn a_configuration_file_that_appears_counts() {
-    let built = Built::new();
-    built.record(Duration::from_secs(10));
+    let built = Built::recorded();
     built.write_old(".cargo/config.toml", "[build]\nrustflags = [\"-Copt-level=0\"]\n");
     let why = built.stale().unwrap();
     assert!(why.ends_with(".cargo/config.toml changed"), "{why}");
-    let built = Built::new();
-    built.record(Duration::from_secs(10));
+    let built = Built::recorded();
     built.write_old("rust-toolchain.toml", "[toolchain]\nchannel = \"nightly-2026-01-01\"\n");
     assert!(built.stale().unwrap().ends_with("rust-toolchain.toml changed"));
 }
@@ -187,8 +199,7 @@ fn a_source_saved_while_the_images_built_is_not_trusted() {
 
 #[test]
 fn other_options_are_stale() {
-    let built = Built::new();
-    built.record(Duration::from_secs(10));
+    let built = Built::recorded();
     let sm_80 = Options { target_cpu: "sm_80", ..OPTIONS };
     let all = Options { devices: "all", ..OPTIONS };
     let ptxas = Options { ptxas: Some(Path::new("/opt/ptxas")), ..OPTIONS };
@@ -202,8 +213,7 @@ fn other_options_are_stale() {
 
 #[test]
 fn a_forgotten_record_is_no_record() {
-    let built = Built::new();
-    built.record(Duration::from_secs(10));
+    let built = Built::recorded();
     forget(&built.project).unwrap();
     assert_eq!(built.stale().unwrap(), "no record of an earlier build");
     forget(&built.project).unwrap();
@@ -211,34 +221,26 @@ fn a_forgotten_record_is_no_record() {
 
 #[test]
 fn a_record_in_another_target_folder_is_not_found() {
-    let built = Built::new();
-    built.record(Duration::from_secs(10));
+    let built = Built::recorded();
     let elsewhere = built.dir.path().join("elsewhere");
     match check_in(Some(&built.project.manifest), &OPTIONS, Some(&elsewhere)) {
         Check::Stale(why) => assert_eq!(why, "no record of an earlier build"),
         Check::Fresh(..) => panic!("found under another CARGO_TARGET_DIR"),
     }
     // A record damaged or of another version is not used.
-    let record = std::fs::read_dir(built.path("target/offload/fresh"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .unwrap();
-    std::fs::write(record, "{\"format\": 0}").unwrap();
+    std::fs::write(built.record_file(), "{\"format\": 0}").unwrap();
     assert!(built.stale().unwrap().contains("is not a record of this version"));
 }
 
 #[test]
 fn the_toolchain_behind_rustc_counts() {
     // A new library in the toolchain (what `rustup update` does).
-    let built = Built::new();
-    built.record(Duration::from_secs(10));
+    let built = Built::recorded();
     built.write_old("toolchain/lib/librustc_driver-new.so", "binary");
     let why = built.stale().unwrap();
     assert!(why.ends_with("toolchain/lib changed"), "{why}");
     // nvptx64 libraries that appear in it (`rustup target add`): the nvptx image would use them.
-    let built = Built::new();
-    built.record(Duration::from_secs(10));
+    let built = Built::recorded();
     built.write_old("toolchain/lib/rustlib/nvptx64-nvidia-cuda/lib/libcore.rlib", "rlib");
     let why = built.stale().unwrap();
     assert!(why.contains("toolchain/lib"), "{why}");
@@ -246,8 +248,7 @@ fn the_toolchain_behind_rustc_counts() {
 
 #[test]
 fn binaries_that_appear_or_go_count() {
-    let built = Built::new();
-    built.record(Duration::from_secs(10));
+    let built = Built::recorded();
     built.write_old("src/main.rs", "fn main() {}");
     assert!(built.stale().unwrap().ends_with("src/main.rs appeared"));
     built.record(Duration::from_secs(10));
@@ -302,12 +303,7 @@ fn a_member_finds_its_workspace_record_past_an_old_one_of_its_own() {
     assert_eq!(built.stale(), None);
     // A record from when the package was built on its own, in its own target folder, which is
     // looked at first: it does not hold, and the workspace's does.
-    let fresh = built.project.build_dir.join("fresh");
-    let record = std::fs::read_dir(&fresh)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .unwrap();
+    let record = built.record_file();
     let old = built.path("target/offload/fresh").join(record.file_name().unwrap());
     std::fs::create_dir_all(old.parent().unwrap()).unwrap();
     std::fs::write(&old, "{\"format\": 0}").unwrap();
