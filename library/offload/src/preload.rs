@@ -94,14 +94,25 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
 #[inline(always)]
 fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<(), Error> {
     rt::require_device()?;
-    // The runtime's copies must not overlap a kernel still queued on the library's stream.
-    stream::synchronize_pending(device)?;
     if bytes == 0 {
         // Nothing to copy: the runtime is not asked to map an empty range.
         return Ok(());
     }
     let write = KIND == preload_kind::READ_WRITE;
-    match ranges::acquire(device, ptr as usize, bytes, write)? {
+    // The runtime's copies must not overlap a kernel still queued on the library's stream. A
+    // `Preload` inside a live `Preload`'s data makes none (the record counts it), and no queued
+    // kernel can be writing that data (it is borrowed shared): queued kernels go on.
+    let counted = ranges::would_count(device, ptr as usize, bytes, write);
+    if !counted {
+        stream::synchronize_pending(device)?;
+    }
+    let step = ranges::acquire(device, ptr as usize, bytes, write)?;
+    if counted && step != ranges::Step::Counted {
+        // The readers let go between the look and the record, which now holds this guard's
+        // range: there is no way back to an error, so a faulted kernel ends the process here.
+        stream::synchronize_pending_or_exit(device);
+    }
+    match step {
         ranges::Step::Counted => {}
         ranges::Step::Runtime(settle) => {
             // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it

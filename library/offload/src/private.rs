@@ -8,7 +8,9 @@ pub use crate::launch::{check_devices, check_mapped, geometry, geometry_slot, st
 #[cfg(not(offload_device))]
 pub use crate::rt::require_device;
 #[cfg(not(offload_device))]
-pub use crate::stream::{CudaImage, Slot, launch_async, launch_sync, synchronize_pending};
+pub use crate::stream::{
+    CudaImage, Slot, launch_async, launch_sync, pending_launches, synchronize_pending,
+};
 
 #[cfg(not(offload_device))]
 unsafe extern "C" {

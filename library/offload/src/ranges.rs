@@ -114,6 +114,15 @@ impl Registry {
         }
     }
 
+    /// Whether a guard's preload would be counted ([`Step::Counted`]) as the record stands: a
+    /// `Preload` inside a live `Preload`'s data, on a root no runtime call is busy with.
+    fn counts(&self, device: i64, start: usize, bytes: usize, write: bool) -> bool {
+        let end = start + bytes;
+        !write
+            && matches!(self.standing(device, start, bytes), Ok(Standing::Present(key))
+                if self.roots[&key].reads.iter().any(|&(s, e)| s <= start && end <= e))
+    }
+
     /// The record's side of a guard's preload; `None`: wait and try again. `room` refuses new
     /// data the device cannot hold.
     fn acquire(
@@ -311,6 +320,13 @@ pub(crate) fn acquire(device: i64, start: usize, bytes: usize, write: bool) -> R
     until_settled(|registry| registry.acquire(device, start, bytes, write, room).transpose())
 }
 
+/// Whether [`acquire`] would count this guard's range without a runtime call, as the record
+/// stands now (another thread may change it before `acquire`).
+pub(crate) fn would_count(device: i64, start: usize, bytes: usize, write: bool) -> bool {
+    let device = device_key(device);
+    registry().counts(device, start, bytes, write)
+}
+
 /// Forgets one guard's range: the guard is being released.
 pub(crate) fn release(device: i64, start: usize, bytes: usize, write: bool) -> Step {
     let device = device_key(device);
@@ -429,6 +445,33 @@ mod tests {
             Step::Runtime(Settle::Released((0, 100, 150)))
         );
         assert!(r.roots.is_empty());
+    }
+
+    #[test]
+    fn what_would_be_counted_is_known_before() {
+        let mut r = Registry::default();
+        assert!(!r.counts(0, 100, 50, READ), "new data");
+        assert_eq!(preload(&mut r, 100, 50, READ), Step::Runtime(Settle::Done((0, 100, 150))));
+        assert!(r.counts(0, 110, 10, READ));
+        assert!(r.counts(0, 100, 50, READ));
+        assert!(!r.counts(0, 110, 10, WRITE), "a PreloadMut maps through the runtime");
+        assert!(!r.counts(0, 90, 20, READ), "an overlap is refused, not counted");
+        assert!(!r.counts(1, 110, 10, READ), "another device");
+        // A root that only a PreloadMut holds: its data is copied in again.
+        assert_eq!(preload(&mut r, 200, 50, WRITE), Step::Runtime(Settle::Done((0, 200, 250))));
+        assert!(!r.counts(0, 210, 10, READ));
+        // A root a runtime call is busy with is waited for, not counted.
+        let step = acquire(&mut r, 100, 50, WRITE);
+        assert!(!r.counts(0, 110, 10, READ));
+        if let Step::Runtime(s) = step {
+            r.settle(s);
+        }
+        assert!(r.counts(0, 110, 10, READ));
+        // Every look agrees with what acquire then does.
+        for (start, bytes, write) in [(110, 10, READ), (120, 5, WRITE), (300, 8, READ)] {
+            let counts = r.counts(0, start, bytes, write);
+            assert_eq!(counts, preload(&mut r, start, bytes, write) == Step::Counted);
+        }
     }
 
     #[test]

@@ -331,6 +331,16 @@ fn synchronize_device_or_exit(device: i64) {
     }
 }
 
+/// How many asynchronous launches no synchronisation has covered yet, on every GPU (0 on the
+/// host-offload plugin, where a launch runs at once). For tests of what waits and what does not.
+pub fn pending_launches() -> u64 {
+    (0..OPENED.load(Ordering::Acquire))
+        .map(|o| {
+            LAUNCHED[o].load(Ordering::Acquire).saturating_sub(SYNCED[o].load(Ordering::Acquire))
+        })
+        .sum()
+}
+
 /// Waits until every kernel launched asynchronously, on every GPU, has finished.
 pub fn synchronize() -> Result<(), Error> {
     let mut first_error = Ok(());
