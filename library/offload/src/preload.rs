@@ -101,8 +101,10 @@ fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<(),
     let write = KIND == preload_kind::READ_WRITE;
     // The runtime's copies must not overlap a kernel still queued on the library's stream. A
     // `Preload` inside a live `Preload`'s data makes none (the record counts it), and no queued
-    // kernel can be writing that data (it is borrowed shared): queued kernels go on.
-    let counted = ranges::would_count(device, ptr as usize, bytes, write);
+    // kernel can be writing that data (it is borrowed shared): queued kernels go on. (A
+    // program that never launched asynchronously has nothing queued, and asks nothing.)
+    let counted =
+        stream::launched_async() && ranges::would_count(device, ptr as usize, bytes, write);
     if !counted {
         stream::synchronize_pending(device)?;
     }

@@ -331,6 +331,12 @@ fn synchronize_device_or_exit(device: i64) {
     }
 }
 
+/// Whether any kernel was ever launched asynchronously (until then nothing can be pending).
+#[inline(always)]
+pub(crate) fn launched_async() -> bool {
+    ANY_LAUNCHED.load(Ordering::Acquire)
+}
+
 /// How many asynchronous launches no synchronisation has covered yet, on every GPU (0 on the
 /// host-offload plugin, where a launch runs at once). For tests of what waits and what does not.
 pub fn pending_launches() -> u64 {
