@@ -35,11 +35,11 @@ impl Held {
     }
 }
 
-/// A command to run, with the environment it adds.
+/// A command to run, with the environment it adds (`None`: a variable it removes).
 pub(crate) struct Cmd {
     program: OsString,
     args: Vec<OsString>,
-    env: Vec<(String, OsString)>,
+    env: Vec<(String, Option<OsString>)>,
 }
 
 impl Cmd {
@@ -58,8 +58,24 @@ impl Cmd {
     }
 
     pub(crate) fn env(mut self, k: &str, v: impl Into<OsString>) -> Self {
-        self.env.push((k.to_owned(), v.into()));
+        self.env.push((k.to_owned(), Some(v.into())));
         self
+    }
+
+    pub(crate) fn env_remove(mut self, k: &str) -> Self {
+        self.env.push((k.to_owned(), None));
+        self
+    }
+
+    /// The flags cargo gives rustc: in `RUSTFLAGS`, or in `CARGO_ENCODED_RUSTFLAGS` where a flag
+    /// holds whitespace (a path with spaces), which `RUSTFLAGS` would split. The other variable
+    /// is removed: cargo reads `CARGO_ENCODED_RUSTFLAGS` first, even empty.
+    pub(crate) fn rustflags(self, flags: &[String]) -> Self {
+        if flags.iter().any(|f| f.contains(char::is_whitespace)) {
+            self.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f")).env_remove("RUSTFLAGS")
+        } else {
+            self.env("RUSTFLAGS", flags.join(" ")).env_remove("CARGO_ENCODED_RUSTFLAGS")
+        }
     }
 
     /// The command as a shell line: `K=V program args`.
@@ -73,7 +89,11 @@ impl Cmd {
             }
         };
         let mut parts = Vec::new();
-        parts.extend(self.env.iter().map(|(k, v)| format!("{k}={}", quote(v))));
+        // Removed variables are not shown; `\x1f` (CARGO_ENCODED_RUSTFLAGS) is shown as `\x1f`.
+        parts.extend(self.env.iter().filter_map(|(k, v)| {
+            let v = OsString::from(v.as_ref()?.to_string_lossy().replace('\x1f', "\\x1f"));
+            Some(format!("{k}={}", quote(&v)))
+        }));
         parts.push(quote(&self.program));
         parts.extend(self.args.iter().map(quote));
         parts.join(" ")
@@ -83,7 +103,10 @@ impl Cmd {
         let mut c = Command::new(&self.program);
         c.args(&self.args);
         for (k, v) in &self.env {
-            c.env(k, v);
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
         }
         c
     }

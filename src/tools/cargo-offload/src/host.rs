@@ -43,14 +43,17 @@ pub(crate) fn host_command(
     let stamp = build_stamp(images, &config.abi, linker);
     let linker_flag = format!("-Clinker={}", linker.display());
     let stamp_flag = format!("--cfg=offload_build=\"{stamp:016x}\"");
-    let flags = rustflags(&[
-        "-Clinker-plugin-lto",
-        &linker_flag,
-        "-Clinker-flavor=gcc",
-        "--check-cfg=cfg(offload_device)",
-        "--check-cfg=cfg(offload_build,values(any()))",
-        &stamp_flag,
-    ]);
+    let flags = rustflags(
+        project,
+        &[
+            "-Clinker-plugin-lto",
+            &linker_flag,
+            "-Clinker-flavor=gcc",
+            "--check-cfg=cfg(offload_device)",
+            "--check-cfg=cfg(offload_build,values(any()))",
+            &stamp_flag,
+        ],
+    );
     let verb = match action {
         HostAction::Build => "build",
         HostAction::Test => "test",
@@ -60,7 +63,7 @@ pub(crate) fn host_command(
         .arg(&project.manifest)
         .args(config.cargo_flags())
         .env("CARGO_TARGET_DIR", project.build_dir.join("host"))
-        .env("RUSTFLAGS", flags)
+        .rustflags(&flags)
         .env("OFFLOAD_LD_IMAGES", images_env)
         .env("OFFLOAD_LD_ABI", &config.abi)
         .env("OFFLOAD_LD_RUNTIME_DIR", &config.runtime_dir)

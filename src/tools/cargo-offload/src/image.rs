@@ -52,10 +52,10 @@ pub(crate) fn build_host_image(project: &Project, config: &Config, rustc: &Path)
         .args(config.cargo_flags())
         .env("CARGO_TARGET_DIR", &target_dir)
         .env("RUSTC", rustc)
-        .env(
-            "RUSTFLAGS",
-            rustflags(&["--cfg", "offload_device", "--check-cfg=cfg(offload_device)"]),
-        );
+        .rustflags(&rustflags(
+            project,
+            &["--cfg", "offload_device", "--check-cfg=cfg(offload_device)"],
+        ));
     config.status(&format!("building the host-offload image of {} (x86_64)", project.name));
     config.runner.run("the host-offload image build", &cmd)?;
     let release = target_dir.join(HOST_TRIPLE).join("release");
@@ -174,10 +174,9 @@ pub(crate) fn exported_kernels(image: &Path) -> Result<Vec<String>> {
 /// Prefix of the marker symbols `#[offload::kernel]` exports in the host-offload image.
 const KERNEL_MARKER_PREFIX: &str = "__offload_kernel.";
 
-/// The user's `RUSTFLAGS` followed by ours.
-pub(crate) fn rustflags(ours: &[&str]) -> String {
-    let mut flags: Vec<String> =
-        std::env::var("RUSTFLAGS").ok().into_iter().filter(|f| !f.is_empty()).collect();
+/// The user's rustflags for the host target (flags.rs) followed by ours.
+pub(crate) fn rustflags(project: &Project, ours: &[&str]) -> Vec<String> {
+    let mut flags = project.user_rustflags.clone();
     flags.extend(ours.iter().map(|s| s.to_string()));
-    flags.join(" ")
+    flags
 }

@@ -7,6 +7,7 @@
 //! ```
 
 mod command;
+mod flags;
 mod fresh;
 mod host;
 mod image;
@@ -244,7 +245,12 @@ fn fresh_or_built_images(
         }
     }
     let started = std::time::SystemTime::now();
-    let project = Project::load(args.manifest_path.as_deref())?;
+    let mut project = Project::load(args.manifest_path.as_deref())?;
+    let user = flags::user_rustflags(&config.cargo);
+    if let Some(warning) = &user.warning {
+        eprintln!("offload: warning: {warning}");
+    }
+    project.user_rustflags = user.flags;
     if config.runner.dry_run {
         let built = device_images(&project, config, args)?;
         return Ok((project, built.images, None));

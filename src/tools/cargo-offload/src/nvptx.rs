@@ -18,7 +18,7 @@ mod query;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result, anyhow, bail};
+use anyhow::{Context as _, Result, anyhow};
 
 pub(crate) use self::cubin::check_cubin;
 pub(crate) use self::ptx::check_ptx;
@@ -132,13 +132,8 @@ pub(crate) fn build_nvptx_image(
         })
         .context("preparing the nvptx64 sysroot")?
     };
+    // A path with spaces goes in CARGO_ENCODED_RUSTFLAGS (`Cmd::rustflags`).
     let sysroot_flag = format!("--sysroot={}", sysroot.display());
-    if sysroot_flag.contains(char::is_whitespace) {
-        bail!(
-            "the nvptx64 sysroot {} has whitespace in its path, which RUSTFLAGS cannot carry (use a sysroot cache without spaces)",
-            sysroot.display()
-        );
-    }
 
     // 3. The image crate: the kernels file as a module of a `#![no_std]` cdylib.
     let dir = project.build_dir.join("images").join(&project.name).join("nvptx64");
@@ -168,7 +163,7 @@ pub(crate) fn build_nvptx_image(
         // build runs beside the host-offload image's.
         .env("CARGO_TARGET_DIR", project.build_dir.join("device-nvptx"))
         .env("RUSTC", rustc)
-        .env("RUSTFLAGS", flags.join(" "))
+        .rustflags(&flags.map(str::to_owned))
         .env(AS_LINKER, "1");
     config.status(&format!("building the nvptx64 image of {} ({cpu})", project.name));
     // The PTX is one file whatever the settings, but cargo keeps a fingerprint per setting: after

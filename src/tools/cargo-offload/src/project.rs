@@ -30,6 +30,9 @@ pub(crate) struct Project {
     pub(crate) inputs: Vec<PathBuf>,
     /// The path dependencies (not the package itself) that have a build script.
     pub(crate) build_scripts: Vec<String>,
+    /// The user's rustflags for the host target, which ours follow (flags.rs); set after
+    /// loading.
+    pub(crate) user_rustflags: Vec<String>,
 }
 
 impl Project {
@@ -95,6 +98,7 @@ impl Project {
             default_run: root.default_run.clone(),
             inputs,
             build_scripts,
+            user_rustflags: Vec::new(),
         })
     }
 }

@@ -23,6 +23,9 @@ fn package(extra_manifest: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
         offload_dir().display().to_string()
     );
     std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+    // The repository's toolchain (nightly), wherever cargo runs in the package.
+    let toolchain = offload_dir().join("../../rust-toolchain.toml");
+    std::fs::copy(toolchain, dir.path().join("rust-toolchain.toml")).unwrap();
     for (path, text) in files {
         let p = dir.path().join(path);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -37,22 +40,31 @@ fn default_package() -> tempfile::TempDir {
 
 /// Runs cargo-offload in `pkg` and returns (success, normalised stdout, stderr).
 fn cargo_offload(pkg: &Path, args: &[&str]) -> (bool, String, String) {
+    cargo_offload_with(pkg, args, |cmd| cmd)
+}
+
+/// [`cargo_offload`], the command first changed by `adjust`.
+fn cargo_offload_with(
+    pkg: &Path,
+    args: &[&str],
+    adjust: impl FnOnce(&mut Command) -> &mut Command,
+) -> (bool, String, String) {
     let (subcommand, rest) = args.split_first().unwrap();
     // The NVIDIA image is asked for where a scenario is about it; `auto` would depend on
     // whether this machine has ptxas.
     let devices: &[&str] = if rest.contains(&"--devices") { &[] } else { &["--devices", "host"] };
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
-        .arg(subcommand)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-offload"));
+    cmd.arg(subcommand)
         .arg("--manifest-path")
         .arg(pkg.join("Cargo.toml"))
         .args(devices)
         .args(rest)
         .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_TARGET_DIR")
         .env("OFFLOAD_LD", "/opt/offload-ld")
-        .env("CARGO", "cargo")
-        .output()
-        .unwrap();
+        .env("CARGO", "cargo");
+    let out = adjust(&mut cmd).output().unwrap();
     let pkg_text = pkg.canonicalize().unwrap().display().to_string();
     let repo = offload_dir().parent().unwrap().parent().unwrap().display().to_string();
     let stdout = String::from_utf8_lossy(&out.stdout)
@@ -277,4 +289,67 @@ fn cuda_only_embeds_the_cubin_alone() {
     assert!(ok, "{err}");
     let host = out.lines().nth(3).unwrap();
     assert!(host.contains(&format!(" OFFLOAD_LD_IMAGES=nvptx64-nvidia-cuda={NVPTX_DIR}/app_offload_image.cubin OFFLOAD_LD_ABI=")), "{host}");
+}
+
+/// The host program's and the host-offload image's lines, with the user's flags in front.
+fn lines_with_user_flags(flags: &str) -> [String; 2] {
+    let ours_image = "--cfg offload_device --check-cfg=cfg(offload_device)";
+    let image = IMAGE_LINE.replace(
+        &format!("RUSTFLAGS='{ours_image}'"),
+        &format!("RUSTFLAGS='{flags} {ours_image}'"),
+    );
+    let host = host_line(
+        "build",
+        "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache",
+    )
+    .replace("RUSTFLAGS='-Clinker-plugin-lto", &format!("RUSTFLAGS='{flags} -Clinker-plugin-lto"));
+    [image, host]
+}
+
+#[test]
+fn rustflags_of_cargo_configuration_come_before_ours() {
+    let pkg = default_package();
+    let config = "[build]\nrustflags = [\"-Ctarget-cpu=native\", \"--cfg\", \"fast\"]\n";
+    std::fs::create_dir_all(pkg.path().join(".cargo")).unwrap();
+    std::fs::write(pkg.path().join(".cargo/config.toml"), config).unwrap();
+    // cargo reads its configuration from the working folder.
+    let (ok, out, err) =
+        cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| c.current_dir(pkg.path()));
+    assert!(ok, "{err}");
+    assert_eq!(out, lines_with_user_flags("-Ctarget-cpu=native --cfg fast").join("\n"));
+    // RUSTFLAGS comes first for cargo, and so for cargo offload.
+    let (ok, out, err) = cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| {
+        c.current_dir(pkg.path()).env("RUSTFLAGS", "-Copt-level=2")
+    });
+    assert!(ok, "{err}");
+    assert_eq!(out, lines_with_user_flags("-Copt-level=2").join("\n"));
+}
+
+#[test]
+fn a_flag_with_spaces_goes_in_the_encoded_variable() {
+    let pkg = default_package();
+    let (ok, out, err) = cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| {
+        c.env("CARGO_ENCODED_RUSTFLAGS", "-Clink-arg=-L/opt/my libs\x1f-g")
+    });
+    assert!(ok, "{err}");
+    let host = out.lines().nth(1).unwrap();
+    assert!(
+        host.contains(
+            "CARGO_ENCODED_RUSTFLAGS='-Clink-arg=-L/opt/my libs\\x1f-g\\x1f-Clinker-plugin-lto\\x1f"
+        ),
+        "{host}"
+    );
+    assert!(!host.contains(" RUSTFLAGS="), "{host}");
+}
+
+#[test]
+fn cfg_targets_are_not_applied_and_say_so() {
+    let pkg = default_package();
+    let config = "[target.'cfg(unix)']\nrustflags = [\"-Cdebuginfo=1\"]\n";
+    std::fs::create_dir_all(pkg.path().join(".cargo")).unwrap();
+    std::fs::write(pkg.path().join(".cargo/config.toml"), config).unwrap();
+    let (ok, _, err) =
+        cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| c.current_dir(pkg.path()));
+    assert!(ok, "{err}");
+    assert!(err.contains("the rustflags of [target.'cfg(unix)'] are not applied"), "{err}");
 }

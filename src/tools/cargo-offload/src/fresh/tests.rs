@@ -35,6 +35,7 @@ impl Built {
             default_run: None,
             inputs: vec![root.join("Cargo.toml"), root.join("Cargo.lock")],
             build_scripts: Vec::new(),
+            user_rustflags: Vec::new(),
         };
         let built = Built { dir, project };
         for file in ["Cargo.toml", "Cargo.lock", "src/kernels.rs", "offload/src/lib.rs"] {
