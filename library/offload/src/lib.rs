@@ -100,8 +100,10 @@ macro_rules! launch {
 /// accepted ([`PresentArg`]): a plain `&T`/`&mut T` is mapped around one launch and does not
 /// compile here. Nothing needs waiting for by hand: dropping a guard, `sync`, `update`, a
 /// preload or a [`launch!`] first waits for the device's queued kernels; [`synchronize`] waits
-/// explicitly. Returns `Result<(), offload::Error>` once the kernel is enqueued (a kernel that
-/// faults is reported by the next synchronisation).
+/// explicitly. A preload of data inside a live [`Preload`]'s data, and its drop, do not wait:
+/// they make no runtime call, and no queued kernel can write data borrowed shared. Returns
+/// `Result<(), offload::Error>` once the kernel is enqueued (a kernel that faults is reported
+/// by the next call that waits).
 #[macro_export]
 macro_rules! launch_async {
     (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {

@@ -246,13 +246,15 @@ fn fresh_or_built_images(
     }
     let started = std::time::SystemTime::now();
     let mut project = Project::load(args.manifest_path.as_deref())?;
-    let user = flags::user_rustflags(&config.cargo);
+    // Both images and the user's cfg(..) tables are the package toolchain's.
+    let rustc = nvptx::find_rustc(&project, config)?;
+    let user = flags::user_rustflags(&config.cargo, &rustc);
     if let Some(warning) = &user.warning {
         eprintln!("offload: warning: {warning}");
     }
     project.user_rustflags = user.flags;
     if config.runner.dry_run {
-        let built = device_images(&project, config, args)?;
+        let built = device_images(&project, config, args, rustc)?;
         return Ok((project, built.images, None));
     }
     // Where the lock cannot be had (a file system without locks), nothing is recorded.
@@ -264,7 +266,7 @@ fn fresh_or_built_images(
         })
         .ok();
     fresh::forget(&project)?;
-    let built = device_images(&project, config, args)?;
+    let built = device_images(&project, config, args, rustc)?;
     // Without ptxas, `auto` builds the host-offload image alone, and says so on every build
     // until ptxas is installed: no record.
     if built.as_asked && hold.is_some() {
@@ -299,9 +301,13 @@ fn join_host(job: &mut Option<HostJob<'_>>) -> Option<Result<(image::Image, Vec<
 /// register, so a GPU becomes the default device where there is one. The x86_64 image is
 /// always built: its exports are the kernels the NVIDIA image must define. The two build at
 /// once (the NVIDIA one waits for the kernels only to check its PTX), except in a dry run,
-/// whose plan lists them in order. Both come from the package's toolchain.
-fn device_images(project: &Project, config: &Config, args: &BuildArgs) -> Result<BuiltImages> {
-    let rustc = nvptx::find_rustc(project, config)?;
+/// whose plan lists them in order. Both come from `rustc`, the package's toolchain's.
+fn device_images(
+    project: &Project,
+    config: &Config,
+    args: &BuildArgs,
+    rustc: PathBuf,
+) -> Result<BuiltImages> {
     let host_and_kernels = || -> Result<(image::Image, Vec<String>)> {
         let host = image::build_host_image(project, config, &rustc)?;
         let kernels =

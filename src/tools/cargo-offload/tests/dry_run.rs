@@ -343,13 +343,39 @@ fn a_flag_with_spaces_goes_in_the_encoded_variable() {
 }
 
 #[test]
-fn cfg_targets_are_not_applied_and_say_so() {
+fn cfg_targets_that_hold_take_the_place_of_build() {
     let pkg = default_package();
-    let config = "[target.'cfg(unix)']\nrustflags = [\"-Cdebuginfo=1\"]\n";
+    let config = "[build]\nrustflags = [\"-g\"]\n[target.'cfg(unix)']\nrustflags = [\"-Cdebuginfo=1\"]\n\
+                  [target.'cfg(windows)']\nrustflags = [\"-Cwin\"]\n";
     std::fs::create_dir_all(pkg.path().join(".cargo")).unwrap();
     std::fs::write(pkg.path().join(".cargo/config.toml"), config).unwrap();
-    let (ok, _, err) =
+    let (ok, out, err) =
         cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| c.current_dir(pkg.path()));
     assert!(ok, "{err}");
-    assert!(err.contains("the rustflags of [target.'cfg(unix)'] are not applied"), "{err}");
+    assert_eq!(out, lines_with_user_flags("-Cdebuginfo=1").join("\n"));
+    // What only cargo knows (a feature) is named, not guessed.
+    let config =
+        "[build]\nrustflags = [\"-g\"]\n[target.'cfg(feature = \"x\")']\nrustflags = [\"-Cx\"]\n";
+    std::fs::write(pkg.path().join(".cargo/config.toml"), config).unwrap();
+    let (ok, out, err) =
+        cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| c.current_dir(pkg.path()));
+    assert!(ok, "{err}");
+    assert_eq!(out, lines_with_user_flags("-g").join("\n"));
+    assert!(
+        err.contains("the rustflags of [target.'cfg(feature = \"x\")'] are not applied"),
+        "{err}"
+    );
+}
+
+#[test]
+fn environment_configuration_counts() {
+    let pkg = default_package();
+    let config = "[build]\nrustflags = [\"--cfg=file\"]\n";
+    std::fs::create_dir_all(pkg.path().join(".cargo")).unwrap();
+    std::fs::write(pkg.path().join(".cargo/config.toml"), config).unwrap();
+    let (ok, out, err) = cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| {
+        c.current_dir(pkg.path()).env("CARGO_BUILD_RUSTFLAGS", "--cfg=env")
+    });
+    assert!(ok, "{err}");
+    assert_eq!(out, lines_with_user_flags("--cfg=file --cfg=env").join("\n"));
 }
