@@ -1,8 +1,8 @@
 //! Raw declarations of the OpenMP offload runtime entry points (libomptarget / libomp).
 //!
-//! Nothing here is checked; see [`crate::rt`] for the wrappers. The mapping and launch entry
-//! points (`__tgt_target_data_begin_mapper` and friends) are called only from code the lowering
-//! emits, so they are declared in the IR, not here.
+//! Nothing here is checked; the library's own (private) `rt` module wraps them. The mapping
+//! and launch entry points (`__tgt_target_data_begin_mapper` and friends) are called only from
+//! code the lowering emits, so they are declared in the IR, not here.
 
 use core::ffi::c_int;
 
