@@ -291,6 +291,19 @@ fn cuda_only_embeds_the_cubin_alone() {
     assert!(host.contains(&format!(" OFFLOAD_LD_IMAGES=nvptx64-nvidia-cuda={NVPTX_DIR}/app_offload_image.cubin OFFLOAD_LD_ABI=")), "{host}");
 }
 
+/// Writes the package's `.cargo/config.toml`.
+fn write_config(pkg: &Path, config: &str) {
+    std::fs::create_dir_all(pkg.join(".cargo")).unwrap();
+    std::fs::write(pkg.join(".cargo/config.toml"), config).unwrap();
+}
+
+/// Runs a dry build in the package's folder, where cargo reads its configuration, with `env`.
+fn dry_build_in(pkg: &Path, env: &[(&str, &str)]) -> (bool, String, String) {
+    cargo_offload_with(pkg, &["build", "--dry-run"], |c| {
+        c.current_dir(pkg).envs(env.iter().copied())
+    })
+}
+
 /// The host program's and the host-offload image's lines, with the user's flags in front.
 fn lines_with_user_flags(flags: &str) -> [String; 2] {
     let ours_image = "--cfg offload_device --check-cfg=cfg(offload_device)";
@@ -310,17 +323,13 @@ fn lines_with_user_flags(flags: &str) -> [String; 2] {
 fn rustflags_of_cargo_configuration_come_before_ours() {
     let pkg = default_package();
     let config = "[build]\nrustflags = [\"-Ctarget-cpu=native\", \"--cfg\", \"fast\"]\n";
-    std::fs::create_dir_all(pkg.path().join(".cargo")).unwrap();
-    std::fs::write(pkg.path().join(".cargo/config.toml"), config).unwrap();
+    write_config(pkg.path(), config);
     // cargo reads its configuration from the working folder.
-    let (ok, out, err) =
-        cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| c.current_dir(pkg.path()));
+    let (ok, out, err) = dry_build_in(pkg.path(), &[]);
     assert!(ok, "{err}");
     assert_eq!(out, lines_with_user_flags("-Ctarget-cpu=native --cfg fast").join("\n"));
     // RUSTFLAGS comes first for cargo, and so for cargo offload.
-    let (ok, out, err) = cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| {
-        c.current_dir(pkg.path()).env("RUSTFLAGS", "-Copt-level=2")
-    });
+    let (ok, out, err) = dry_build_in(pkg.path(), &[("RUSTFLAGS", "-Copt-level=2")]);
     assert!(ok, "{err}");
     assert_eq!(out, lines_with_user_flags("-Copt-level=2").join("\n"));
 }
@@ -328,9 +337,8 @@ fn rustflags_of_cargo_configuration_come_before_ours() {
 #[test]
 fn a_flag_with_spaces_goes_in_the_encoded_variable() {
     let pkg = default_package();
-    let (ok, out, err) = cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| {
-        c.env("CARGO_ENCODED_RUSTFLAGS", "-Clink-arg=-L/opt/my libs\x1f-g")
-    });
+    let (ok, out, err) =
+        dry_build_in(pkg.path(), &[("CARGO_ENCODED_RUSTFLAGS", "-Clink-arg=-L/opt/my libs\x1f-g")]);
     assert!(ok, "{err}");
     let host = out.lines().nth(1).unwrap();
     assert!(
@@ -347,18 +355,15 @@ fn cfg_targets_that_hold_take_the_place_of_build() {
     let pkg = default_package();
     let config = "[build]\nrustflags = [\"-g\"]\n[target.'cfg(unix)']\nrustflags = [\"-Cdebuginfo=1\"]\n\
                   [target.'cfg(windows)']\nrustflags = [\"-Cwin\"]\n";
-    std::fs::create_dir_all(pkg.path().join(".cargo")).unwrap();
-    std::fs::write(pkg.path().join(".cargo/config.toml"), config).unwrap();
-    let (ok, out, err) =
-        cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| c.current_dir(pkg.path()));
+    write_config(pkg.path(), config);
+    let (ok, out, err) = dry_build_in(pkg.path(), &[]);
     assert!(ok, "{err}");
     assert_eq!(out, lines_with_user_flags("-Cdebuginfo=1").join("\n"));
     // What only cargo knows (a feature) is named, not guessed.
     let config =
         "[build]\nrustflags = [\"-g\"]\n[target.'cfg(feature = \"x\")']\nrustflags = [\"-Cx\"]\n";
-    std::fs::write(pkg.path().join(".cargo/config.toml"), config).unwrap();
-    let (ok, out, err) =
-        cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| c.current_dir(pkg.path()));
+    write_config(pkg.path(), config);
+    let (ok, out, err) = dry_build_in(pkg.path(), &[]);
     assert!(ok, "{err}");
     assert_eq!(out, lines_with_user_flags("-g").join("\n"));
     assert!(
@@ -371,11 +376,8 @@ fn cfg_targets_that_hold_take_the_place_of_build() {
 fn environment_configuration_counts() {
     let pkg = default_package();
     let config = "[build]\nrustflags = [\"--cfg=file\"]\n";
-    std::fs::create_dir_all(pkg.path().join(".cargo")).unwrap();
-    std::fs::write(pkg.path().join(".cargo/config.toml"), config).unwrap();
-    let (ok, out, err) = cargo_offload_with(pkg.path(), &["build", "--dry-run"], |c| {
-        c.current_dir(pkg.path()).env("CARGO_BUILD_RUSTFLAGS", "--cfg=env")
-    });
+    write_config(pkg.path(), config);
+    let (ok, out, err) = dry_build_in(pkg.path(), &[("CARGO_BUILD_RUSTFLAGS", "--cfg=env")]);
     assert!(ok, "{err}");
     assert_eq!(out, lines_with_user_flags("--cfg=file --cfg=env").join("\n"));
 }
