@@ -13,7 +13,10 @@
 //! - an edit of host code: a `#[used]` static at the end of `main.rs` whose value changes each
 //!   time, so that rustc and offload-ld have new code to compile;
 //! - a build with nothing changed;
-//! - ours alone: an edit of the kernels file, which rebuilds the device images.
+//! - ours alone: an edit of the kernels file, which rebuilds the device images;
+//! - for information, the edit and the unchanged build with cargo-offload started directly, as
+//!   `./x.py` starts it, without cargo's subcommand dispatch (a third copy, so that each keeps
+//!   its record of device images: the two ways differ in their environment).
 //!
 //! The report: a table of medians and ratios (target: ours within 10% of stock) on stdout and in
 //! `results.md`, every sample in `results.json`, each build's output in `logs/`, in
@@ -84,6 +87,8 @@ struct Results {
 /// The two copies of the example and how each is built.
 struct Builds {
     ours: PathBuf,
+    /// Ours again, cargo-offload started directly as `./x.py` starts it (no cargo dispatch).
+    direct: PathBuf,
     stock: PathBuf,
     logs: PathBuf,
     tools_dir: PathBuf,
@@ -91,12 +96,16 @@ struct Builds {
 }
 
 impl Builds {
-    /// Runs one build of `which` ("ours" or "stock"), its output in `logs/<label>.log`; returns
-    /// its time in seconds.
+    /// Runs one build of `which` ("ours", "direct" or "stock"), its output in
+    /// `logs/<which>-<label>.log`; returns its time in seconds.
     fn time(&self, which: &str, label: &str) -> Result<f64> {
-        let mut cmd = Command::new("cargo");
+        let program =
+            if which == "direct" { self.tools_dir.join("cargo-offload") } else { "cargo".into() };
+        let mut cmd = Command::new(program);
         cmd.env_remove("CARGO_TARGET_DIR").env_remove("RUSTFLAGS");
-        if which == "ours" {
+        if which == "direct" {
+            cmd.current_dir(&self.direct).arg("build").args(&self.config_args);
+        } else if which == "ours" {
             let path = std::env::join_paths(
                 std::iter::once(self.tools_dir.clone())
                     .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
@@ -144,8 +153,8 @@ pub(super) fn bench_build(
     std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
     let offload = root.join("library/offload");
     let toolchain = root.join("rust-toolchain.toml");
-    let (ours, stock) = (work.join("ours"), work.join("stock"));
-    for copy in [&ours, &stock] {
+    let (ours, direct, stock) = (work.join("ours"), work.join("direct"), work.join("stock"));
+    for copy in [&ours, &direct, &stock] {
         copy_package(&example, copy, &offload, &toolchain)?;
     }
     let mut config_args: Vec<String> = vec![
@@ -161,7 +170,7 @@ pub(super) fn bench_build(
     }
     let tools_dir =
         tools.cargo_offload.parent().context("cargo-offload has no folder")?.to_path_buf();
-    let builds = Builds { ours, stock, logs, tools_dir, config_args };
+    let builds = Builds { ours, direct, stock, logs, tools_dir, config_args };
 
     eprintln!("x: bench build: clean builds of {EXAMPLE}");
     let clean = Samples {
@@ -181,27 +190,35 @@ pub(super) fn bench_build(
         ours: vec![builds.time("ours", "clean-program")?],
         stock: vec![builds.time("stock", "clean-program")?],
     };
-    // Once each untimed: the file system's caches warm for both.
-    builds.time("ours", "warm")?;
-    builds.time("stock", "warm")?;
+    // Untimed: the direct copy's first build, and one more of each, the file system's caches
+    // warm for all.
+    builds.time("direct", "clean")?;
+    for which in ["ours", "direct", "stock"] {
+        builds.time(which, "warm")?;
+    }
 
     eprintln!(
         "x: bench build: {reps} edits of main.rs, {reps} builds with no change, {reps} edits of the kernels"
     );
-    let mut edit = Samples::default();
+    let (mut edit, mut edit_direct) = (Samples::default(), Vec::new());
     for rep in 0..reps {
-        for (which, dir, times) in
-            [("ours", &builds.ours, &mut edit.ours), ("stock", &builds.stock, &mut edit.stock)]
-        {
+        for (which, dir, times) in [
+            ("ours", &builds.ours, &mut edit.ours),
+            ("direct", &builds.direct, &mut edit_direct),
+            ("stock", &builds.stock, &mut edit.stock),
+        ] {
             mark_edit(&dir.join("src/main.rs"), rep)?;
             times.push(builds.time(which, &format!("edit-main-{rep}"))?);
         }
     }
-    let mut unchanged = Samples::default();
+    let (mut unchanged, mut unchanged_direct) = (Samples::default(), Vec::new());
     for rep in 0..reps {
         unchanged.ours.push(builds.time("ours", &format!("unchanged-{rep}"))?);
+        unchanged_direct.push(builds.time("direct", &format!("unchanged-{rep}"))?);
         unchanged.stock.push(builds.time("stock", &format!("unchanged-{rep}"))?);
     }
+    let edit_direct = Samples { ours: edit_direct, stock: edit.stock.clone() };
+    let unchanged_direct = Samples { ours: unchanged_direct, stock: unchanged.stock.clone() };
     let mut kernels = Samples::default();
     for rep in 0..reps {
         mark_edit(&builds.ours.join("src/kernels.rs"), rep)?;
@@ -217,6 +234,8 @@ pub(super) fn bench_build(
             Figure::new("clean build of the program (ours: device images kept)", program),
             Figure::new("edit of main.rs", edit),
             Figure::new("no change", unchanged),
+            Figure::without_target("edit of main.rs, cargo-offload started directly", edit_direct),
+            Figure::without_target("no change, cargo-offload started directly", unchanged_direct),
             Figure::new("edit of the kernels (device images rebuilt)", kernels),
         ],
     };
