@@ -21,8 +21,9 @@ use offload::{Preload, PreloadMut};
 // CHECK: @.offloading.entry.saxpy = internal constant %struct.__tgt_offload_entry{{[.0-9]*}} { ptr @__offload_region_id.saxpy, ptr @.offloading.entry_name.saxpy, i64 0, i32 0, i32 0 }, section "omp_offloading_entries"
 // CHECK: @__rust_offload_cuda_image = hidden constant ptr @.omp_offloading.device_image
 // CHECK-NEXT: @__rust_offload_cuda_image_len = hidden constant i64 24
-// CHECK: @.offload_rt.names = private unnamed_addr constant [[N:\[[0-9]+ x ptr\]]]
-// CHECK: @.offload_rt.table = internal global [[N]] zeroinitializer
+// CHECK: @.offload_rt.names = private unnamed_addr constant [4 x ptr]
+// The table fills whole pages of its own, which the loader makes read-only once it is filled.
+// CHECK: @.offload_rt.table = internal global [512 x ptr] zeroinitializer, align 4096
 
 #[offload::kernel]
 pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
@@ -33,8 +34,8 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __offload_load_runtime(names: *const u8, table: *mut u8, n: i64) {
-    black_box((names, table, n));
+pub extern "C" fn __offload_load_runtime(names: *const u8, table: *mut u8, n: i64, bytes: i64) {
+    black_box((names, table, n, bytes));
 }
 
 #[unsafe(no_mangle)]
@@ -61,7 +62,7 @@ pub fn launch(x: &Preload<[f32]>, y: &mut PreloadMut<[f32]>) {
 
 // CHECK-LABEL: define internal void @.offload_rt.load() {
 // CHECK-NEXT: entry:
-// CHECK-NEXT: call void @__offload_load_runtime(ptr @.offload_rt.names, ptr @.offload_rt.table, i64 4)
+// CHECK-NEXT: call void @__offload_load_runtime(ptr @.offload_rt.names, ptr @.offload_rt.table, i64 4, i64 4096)
 
 // CHECK-LABEL: define hidden void @__tgt_register_lib.offload_rt(ptr %0) {
 // CHECK-NEXT: entry:

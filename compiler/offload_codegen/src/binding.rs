@@ -11,16 +11,20 @@
 //! `LD_BIND_NOW` and full RELRO, and another OpenMP runtime loaded in the process (libgomp) does
 //! not capture the calls.
 //!
+//! The table has pages of its own (aligned to 4096 bytes, its slots a multiple of 512): once it
+//! is filled, the loader makes them read-only, as full RELRO makes the dynamic loader's table,
+//! so that a stray write cannot redirect the program's runtime calls.
+//!
 //! ```llvm
 //! @.offload_rt.names = private unnamed_addr constant [N x ptr] [ptr @.offload_rt.name.0, ...]
-//! @.offload_rt.table = internal global [N x ptr] zeroinitializer
+//! @.offload_rt.table = internal global [512 x ptr] zeroinitializer, align 4096
 //! define internal i32 @omp_get_num_devices.offload_rt() {
-//!   %f = load ptr, ptr getelementptr ([N x ptr], ptr @.offload_rt.table, i32 0, i32 K)
+//!   %f = load ptr, ptr getelementptr ([512 x ptr], ptr @.offload_rt.table, i32 0, i32 K)
 //!   %r = tail call i32 %f()
 //!   ret i32 %r
 //! }
 //! define internal void @.offload_rt.load() {
-//!   call void @__offload_load_runtime(ptr @.offload_rt.names, ptr @.offload_rt.table, i64 N)
+//!   call void @__offload_load_runtime(ptr @.offload_rt.names, ptr @.offload_rt.table, i64 N, i64 4096)
 //!   ret void
 //! }
 //! @llvm.global_ctors = appending global [...] [{ i32 100, ptr @.offload_rt.load, ptr null }, ...]
@@ -35,8 +39,12 @@ use inkwell::{AddressSpace, GlobalVisibility};
 use crate::appending;
 use crate::runtime::make_private_constant;
 
-/// `void(ptr names, ptr table, i64 n)`: the library's loader.
+/// `void(ptr names, ptr table, i64 n, i64 table_bytes)`: the library's loader.
 pub(crate) const LOAD_RUNTIME: &str = "__offload_load_runtime";
+
+/// The table's alignment and the multiple of its size: a page (x86_64's; where pages are larger,
+/// the loader leaves the table writable).
+const TABLE_PAGE: u32 = 4096;
 
 /// Name prefixes of the offload runtime's functions: libomptarget's (`__tgt_*`, `llvm_omp_*`,
 /// `omp_target_*`) and libomp's (`omp_*`, `__kmpc_*`).
@@ -52,7 +60,7 @@ const LOAD_PRIORITY: u64 = 100;
 pub fn bind_runtime_through_table(module: &Module<'_>) -> Result<usize> {
     let Some(loader) = module
         .get_function(LOAD_RUNTIME)
-        .filter(|f| f.count_basic_blocks() > 0 && f.count_params() == 3)
+        .filter(|f| f.count_basic_blocks() > 0 && f.count_params() == 4)
     else {
         return Ok(0);
     };
@@ -168,8 +176,9 @@ pub(crate) fn export_trampolines(
             .partition(|f| !loader || own(f));
     if loader && !tabled.is_empty() {
         let ptr = cx.ptr_type(AddressSpace::default());
+        let i64t = cx.i64_type();
         let loader_ty =
-            cx.void_type().fn_type(&[ptr.into(), ptr.into(), cx.i64_type().into()], false);
+            cx.void_type().fn_type(&[ptr.into(), ptr.into(), i64t.into(), i64t.into()], false);
         let loader = module.add_function(LOAD_RUNTIME, loader_ty, None);
         through_table(module, loader, &tabled, Linkage::External)?;
     }
@@ -265,7 +274,11 @@ fn through_table<'ctx>(
     let ptr = cx.ptr_type(AddressSpace::default());
     let i32t = cx.i32_type();
     let n = declarations.len();
-    let table_ty = ptr.array_type(n as u32);
+    let names_ty = ptr.array_type(n as u32);
+    // Whole pages: the loader seals them once the table is filled.
+    let per_page = TABLE_PAGE / (u64::BITS / 8);
+    let slots = (n as u32).div_ceil(per_page) * per_page;
+    let table_ty = ptr.array_type(slots);
 
     let names: Vec<_> = declarations
         .iter()
@@ -277,11 +290,12 @@ fn through_table<'ctx>(
             g.as_pointer_value()
         })
         .collect();
-    let names_global = module.add_global(table_ty, None, ".offload_rt.names");
+    let names_global = module.add_global(names_ty, None, ".offload_rt.names");
     make_private_constant(names_global, &ptr.const_array(&names));
     let table = module.add_global(table_ty, None, ".offload_rt.table");
     table.set_initializer(&table_ty.const_zero());
     table.set_linkage(Linkage::Internal);
+    table.set_alignment(TABLE_PAGE);
 
     let b = cx.create_builder();
     for (i, &declaration) in declarations.iter().enumerate() {
@@ -319,9 +333,15 @@ fn through_table<'ctx>(
     );
     b.position_at_end(cx.append_basic_block(load, "entry"));
     let count = cx.i64_type().const_int(n as u64, false);
+    let bytes = cx.i64_type().const_int(u64::from(slots) * u64::from(u64::BITS / 8), false);
     b.build_call(
         loader,
-        &[names_global.as_pointer_value().into(), table.as_pointer_value().into(), count.into()],
+        &[
+            names_global.as_pointer_value().into(),
+            table.as_pointer_value().into(),
+            count.into(),
+            bytes.into(),
+        ],
         "",
     )?;
     b.build_return(None)?;

@@ -28,7 +28,7 @@ const RUNTIME_USER: &str = r#"
 "#;
 
 const LOADER: &str = r#"
-    define void @__offload_load_runtime(ptr %names, ptr %table, i64 %n) {
+    define void @__offload_load_runtime(ptr %names, ptr %table, i64 %n, i64 %bytes) {
       ret void
     }
 "#;
@@ -58,10 +58,15 @@ fn with_the_loader_runtime_calls_go_through_its_table() {
     assert!(module.get_function("omp_by_value").is_some());
     assert!(ir.contains("call i32 @omp_user_defined()"), "{ir}");
     assert!(ir.contains("call i32 @omp_get_num_devices.offload_rt()"), "{ir}");
-    assert!(ir.contains("@.offload_rt.table = internal global [3 x ptr] zeroinitializer"), "{ir}");
+    // Three slots used of a page's 512: the loader makes the page read-only once it is filled.
+    assert!(
+        ir.contains("@.offload_rt.table = internal global [512 x ptr] zeroinitializer, align 4096"),
+        "{ir}"
+    );
+    assert!(ir.contains("@.offload_rt.names = private unnamed_addr constant [3 x ptr]"), "{ir}");
     assert!(
         ir.contains(
-            "call void @__offload_load_runtime(ptr @.offload_rt.names, ptr @.offload_rt.table, i64 3)"
+            "call void @__offload_load_runtime(ptr @.offload_rt.names, ptr @.offload_rt.table, i64 3, i64 4096)"
         ),
         "{ir}"
     );

@@ -65,7 +65,7 @@ fn a_runtime_named_function_of_the_program_is_not_bound_to_the_runtime() {
     let library = parse(
         &cx,
         r#"
-        define void @__offload_load_runtime(ptr %names, ptr %table, i64 %n) {
+        define void @__offload_load_runtime(ptr %names, ptr %table, i64 %n, i64 %bytes) {
           ret void
         }
         define i32 @omp_helper() {

@@ -36,16 +36,24 @@ pub fn cuda_image() -> CudaImage {
 /// (see `rt::load_runtime`).
 ///
 /// # Safety
-/// `names` must point to `n` C strings and `table` to `n` writable pointers.
+/// `names` must point to `n` C strings and `table` to `table_bytes` writable bytes (at least `n`
+/// pointers) that nothing else uses: the loader may make them read-only once they are filled.
 #[cfg(not(offload_device))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __offload_load_runtime(
     names: *const *const core::ffi::c_char,
     table: *mut *const core::ffi::c_void,
     n: usize,
+    table_bytes: usize,
 ) {
     // SAFETY: per the caller.
-    unsafe { crate::rt::load_runtime(names, table, n) }
+    unsafe { crate::rt::load_runtime(names, table, n, table_bytes) }
+}
+
+/// Whether the runtime's table was made read-only once filled (for tests).
+#[cfg(not(offload_device))]
+pub fn runtime_table_sealed() -> bool {
+    crate::rt::runtime_table_sealed()
 }
 
 /// Called by the registration constructor the offload lowering emits, before a program that

@@ -1,6 +1,6 @@
 //! Thin checked layer over [`crate::sys`]: one function per runtime query, returning `Result`.
 
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use crate::{Error, cuda, sys};
@@ -146,17 +146,55 @@ const RUNTIME_LIBRARIES: [&str; 2] = ["libomp.so.5", "libomptarget.so.19.1"];
 /// be loaded, or lacks a function, ends the process with exit status 1: nothing can run
 /// without it.
 ///
+/// Once filled, the table is made read-only where it has whole pages of its own (`table_bytes`
+/// a multiple of the page size, `table` aligned to one; the lowering gives it that): a stray
+/// write cannot then redirect the program's runtime calls, as full RELRO protects the dynamic
+/// loader's table. Where it cannot be, the table stays writable, as it was.
+///
 /// # Safety
-/// `names` must point to `n` NUL-terminated strings and `table` to `n` writable pointers.
+/// `names` must point to `n` NUL-terminated strings and `table` to `table_bytes` writable bytes
+/// (at least `n` pointers) that nothing else uses.
 pub(crate) unsafe fn load_runtime(
     names: *const *const core::ffi::c_char,
     table: *mut *const core::ffi::c_void,
     n: usize,
+    table_bytes: usize,
 ) {
     // SAFETY: per the caller.
     if let Err(message) = unsafe { try_load_runtime(names, table, n) } {
         eprintln!("offload: error: {message}");
         std::process::exit(1);
+    }
+    // SAFETY: per the caller, the bytes are the table's alone.
+    unsafe { seal(table.cast(), table_bytes) };
+}
+
+/// Whether [`load_runtime`] made the table read-only.
+static SEALED: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn runtime_table_sealed() -> bool {
+    SEALED.load(Ordering::Acquire)
+}
+
+/// Makes `bytes` at `table` read-only where they are whole pages.
+///
+/// # Safety
+/// The pages must hold nothing but the table.
+unsafe fn seal(table: *mut core::ffi::c_void, bytes: usize) {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let Ok(page) = usize::try_from(page) else { return };
+    if page == 0
+        || bytes == 0
+        || !bytes.is_multiple_of(page)
+        || !(table as usize).is_multiple_of(page)
+    {
+        return;
+    }
+    // SAFETY: whole pages that hold the table alone, per the caller; nothing writes it after
+    // this point (the loader runs once, from the program's first constructor).
+    if unsafe { libc::mprotect(table, bytes, libc::PROT_READ) } == 0 {
+        SEALED.store(true, Ordering::Release);
     }
 }
 
