@@ -99,22 +99,15 @@ fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<(),
         return Ok(());
     }
     let write = KIND == preload_kind::READ_WRITE;
-    // The runtime's copies must not overlap a kernel still queued on the library's stream. A
-    // `Preload` inside a live `Preload`'s data makes none (the record counts it), and no queued
-    // kernel can be writing that data (it is borrowed shared): queued kernels go on. (A
-    // program that never launched asynchronously has nothing queued, and asks nothing.)
-    let counted =
-        stream::launched_async() && ranges::would_count(device, ptr as usize, bytes, write);
-    if !counted {
-        stream::synchronize_pending(device)?;
+    // A `Preload` inside a live `Preload`'s data is counted by the record, with no runtime call
+    // and no wait: no queued kernel can be writing data that is borrowed shared. (A program
+    // that never launched asynchronously has nothing queued, and goes the common way.)
+    if stream::launched_async() && ranges::try_count(device, ptr as usize, bytes, write) {
+        return Ok(());
     }
-    let step = ranges::acquire(device, ptr as usize, bytes, write)?;
-    if counted && step != ranges::Step::Counted {
-        // The readers let go between the look and the record, which now holds this guard's
-        // range: there is no way back to an error, so a faulted kernel ends the process here.
-        stream::synchronize_pending_or_exit(device);
-    }
-    match step {
+    // The runtime's copies must not overlap a kernel still queued on the library's stream.
+    stream::synchronize_pending(device)?;
+    match ranges::acquire(device, ptr as usize, bytes, write)? {
         ranges::Step::Counted => {}
         ranges::Step::Runtime(settle) => {
             // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it

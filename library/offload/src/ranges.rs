@@ -123,6 +123,17 @@ impl Registry {
                 if self.roots[&key].reads.iter().any(|&(s, e)| s <= start && end <= e))
     }
 
+    /// [`try_count`]'s side: records the range where [`Self::counts`].
+    fn try_count(&mut self, device: i64, start: usize, bytes: usize, write: bool) -> bool {
+        let counts = self.counts(device, start, bytes, write);
+        if counts {
+            // As `acquire` counts it: a reader of the root, no runtime call.
+            let step = self.acquire(device, start, bytes, write, |_| Ok(()));
+            debug_assert!(matches!(step, Ok(Some(Step::Counted))), "{step:?}");
+        }
+        counts
+    }
+
     /// The record's side of a guard's preload; `None`: wait and try again. `room` refuses new
     /// data the device cannot hold.
     fn acquire(
@@ -320,11 +331,12 @@ pub(crate) fn acquire(device: i64, start: usize, bytes: usize, write: bool) -> R
     until_settled(|registry| registry.acquire(device, start, bytes, write, room).transpose())
 }
 
-/// Whether [`acquire`] would count this guard's range without a runtime call, as the record
-/// stands now (another thread may change it before `acquire`).
-pub(crate) fn would_count(device: i64, start: usize, bytes: usize, write: bool) -> bool {
+/// Counts this guard's range at once where [`acquire`] would count it without a runtime call
+/// (a `Preload` inside a live `Preload`'s data, on a root no runtime call is busy with), and
+/// says so; `false`: nothing is recorded, and [`acquire`] decides.
+pub(crate) fn try_count(device: i64, start: usize, bytes: usize, write: bool) -> bool {
     let device = device_key(device);
-    registry().counts(device, start, bytes, write)
+    registry().try_count(device, start, bytes, write)
 }
 
 /// Forgets one guard's range: the guard is being released.
@@ -472,6 +484,18 @@ mod tests {
             let counts = r.counts(0, start, bytes, write);
             assert_eq!(counts, preload(&mut r, start, bytes, write) == Step::Counted);
         }
+        // try_count records what it counts, as acquire would: the guard's drop is counted too,
+        // and the root's last reader releases it.
+        let mut r = Registry::default();
+        assert!(!r.try_count(0, 100, 50, READ), "new data is acquire's");
+        assert_eq!(preload(&mut r, 100, 50, READ), Step::Runtime(Settle::Done((0, 100, 150))));
+        assert!(r.try_count(0, 110, 10, READ));
+        assert!(!r.try_count(0, 110, 10, WRITE));
+        assert_eq!(drop_guard(&mut r, 110, 10, READ), Step::Counted);
+        assert_eq!(
+            drop_guard(&mut r, 100, 50, READ),
+            Step::Runtime(Settle::Released((0, 100, 150)))
+        );
     }
 
     #[test]
