@@ -101,7 +101,8 @@ macro_rules! launch {
 /// compile here. Nothing needs waiting for by hand: dropping a guard, `sync`, `update`, a
 /// preload or a [`launch!`] first waits for the device's queued kernels; [`synchronize`] waits
 /// explicitly. A preload of data inside a live [`Preload`]'s data, and its drop, do not wait:
-/// they make no runtime call, and no queued kernel can write data borrowed shared. Returns
+/// they make no runtime call, and no queued kernel can write data borrowed shared (unless
+/// another thread maps or releases that data at that moment). Returns
 /// `Result<(), offload::Error>` once the kernel is enqueued (a kernel that faults is reported
 /// by the next call that waits).
 #[macro_export]
