@@ -10,12 +10,13 @@
 //! reads them (`cargo config get`, which nightly cargo has) and passes the user's flags first,
 //! its own after them, in the one variable cargo then reads.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 use cfg_expr::{Expression, Predicate};
 
+use crate::cargo_files;
 use crate::image::HOST_TRIPLE;
 
 /// The environment variable that adds to `[target.<host triple>] rustflags`.
@@ -48,7 +49,9 @@ pub(crate) fn user_rustflags(cargo: &str, rustc: &Path) -> UserFlags {
         // A stable cargo has no `config get`: the environment's flags still count, and a file
         // that sets rustflags is named.
         Err(e) => {
-            let warning = config_files().into_iter().find(|f| sets_rustflags(f)).map(|file| {
+            let cwd = std::env::current_dir().ok();
+            let files = cargo_files::config_files(cwd.iter().flat_map(|c| c.ancestors()));
+            let warning = files.into_iter().find(|f| sets_rustflags(f)).map(|file| {
                 format!(
                     "the rustflags of {} are not applied: {e:#} (set RUSTFLAGS instead)",
                     file.display()
@@ -172,27 +175,9 @@ fn host_cfgs(rustc: &Path) -> Result<Vec<String>> {
     Ok(String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect())
 }
 
-/// cargo's configuration files, from the working folder up and in `CARGO_HOME`.
-fn config_files() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::current_dir()
-        .map(|cwd| cwd.ancestors().map(|d| d.join(".cargo")).collect())
-        .unwrap_or_default();
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")));
-    dirs.extend(home);
-    dirs.iter().flat_map(|d| [d.join("config.toml"), d.join("config")]).collect()
-}
-
 /// Whether a configuration file has a `rustflags = ...` line.
 fn sets_rustflags(file: &Path) -> bool {
-    std::fs::read_to_string(file).is_ok_and(|text| {
-        text.lines().any(|line| {
-            line.trim_start()
-                .strip_prefix("rustflags")
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-        })
-    })
+    std::fs::read_to_string(file).is_ok_and(|text| cargo_files::sets_key(&text, "rustflags"))
 }
 
 /// A `rustflags` value: an array of flags, or one string split at spaces.

@@ -37,6 +37,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context as _, Result, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::cargo_files;
 use crate::image::Image;
 use crate::project::Project;
 
@@ -153,23 +154,26 @@ impl Hold {
             .with_context(|| format!("opening {}", path.display()))
     }
 
-    /// The images of `project`, held alone: before they are built and recorded.
-    pub(crate) fn alone(project: &Project) -> Result<Hold> {
-        let file = Hold::open(&record_path(project))?;
-        match file.try_lock() {
+    /// Locks `file`, shared or alone; where another build holds it, says so and waits.
+    fn lock(file: std::fs::File, shared: bool, whose: &dyn std::fmt::Display) -> Result<Hold> {
+        let tried = if shared { file.try_lock_shared() } else { file.try_lock() };
+        match tried {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                eprintln!(
-                    "offload: waiting for another build of the device images of {}",
-                    project.name
-                );
-                file.lock().context("locking the record of the device images")?;
+                eprintln!("offload: waiting for another build of the device images of {whose}");
+                let locked = if shared { file.lock_shared() } else { file.lock() };
+                locked.context("locking the record of the device images")?;
             }
             Err(std::fs::TryLockError::Error(e)) => {
                 return Err(e).context("locking the record of the device images");
             }
         }
         Ok(Hold(file))
+    }
+
+    /// The images of `project`, held alone: before they are built and recorded.
+    pub(crate) fn alone(project: &Project) -> Result<Hold> {
+        Hold::lock(Hold::open(&record_path(project))?, false, &project.name)
     }
 }
 
@@ -216,20 +220,7 @@ fn try_check(
 /// The record at `path`, checked.
 fn check_record(path: &Path, manifest: &Path, options: &Options<'_>) -> Result<Check> {
     // Shared: a build that holds it alone is writing the images; what it records is read after.
-    let hold = Hold::open(path)?;
-    match hold.try_lock_shared() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            eprintln!(
-                "offload: waiting for another build of the device images of {}",
-                manifest.display()
-            );
-            hold.lock_shared().context("locking the record of the device images")?;
-        }
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(e).context("locking the record of the device images");
-        }
-    }
+    let hold = Hold::lock(Hold::open(path)?, true, &manifest.display())?;
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let record: Record = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a record of this version", path.display()))?;
@@ -253,7 +244,7 @@ fn check_record(path: &Path, manifest: &Path, options: &Options<'_>) -> Result<C
         .map(|i| Image::recorded(&i.triple, i.path.clone()))
         .collect::<Option<Vec<_>>>();
     Ok(match images {
-        Some(images) => Check::Fresh(Box::new(record.project), images, Hold(hold)),
+        Some(images) => Check::Fresh(Box::new(record.project), images, hold),
         None => Check::Stale("the record names an unknown target".into()),
     })
 }
@@ -331,20 +322,16 @@ pub(crate) fn record(
     let package_dir = project.manifest.parent().unwrap_or(Path::new("/"));
     // cargo reads its configuration from the working folder up, rustup its toolchain file from
     // where it runs: the working folder, and the package's folder for `rustup which rustc`.
-    let mut configs = Vec::new();
-    for dir in cwd.ancestors().chain(package_dir.ancestors()) {
-        configs.push(dir.join(".cargo").join("config.toml"));
-        configs.push(dir.join(".cargo").join("config"));
+    let dirs: Vec<&Path> = cwd.ancestors().chain(package_dir.ancestors()).collect();
+    for dir in &dirs {
         inputs.push(dir.join("rust-toolchain.toml"));
         inputs.push(dir.join("rust-toolchain"));
     }
-    if let Some(cargo_home) = home_dir("CARGO_HOME", ".cargo") {
-        configs.push(cargo_home.join("config.toml"));
-        configs.push(cargo_home.join("config"));
-    }
+    let configs = cargo_files::config_files(dirs);
     for config in &configs {
         // `include` brings in files the record would not know.
-        if std::fs::read_to_string(config).is_ok_and(|text| includes(&text)) {
+        if std::fs::read_to_string(config).is_ok_and(|text| cargo_files::sets_key(&text, "include"))
+        {
             bail!("the cargo configuration {} includes other files", config.display());
         }
     }
@@ -360,7 +347,7 @@ pub(crate) fn record(
         path: package_dir.join("src").join("main.rs"),
         exists: package_dir.join("src").join("main.rs").exists(),
     }];
-    if let Some(rustup_home) = home_dir("RUSTUP_HOME", ".rustup") {
+    if let Some(rustup_home) = cargo_files::home_dir("RUSTUP_HOME", ".rustup") {
         inputs.push(rustup_home.join("settings.toml"));
     }
     inputs.sort();
@@ -454,16 +441,6 @@ fn key(options: &Options<'_>) -> Result<String> {
     Ok(format!("{:016x}", h.finish()))
 }
 
-/// Whether a cargo configuration sets `include` (a line `include = ...`; one in another table
-/// counts too, which only costs a record).
-fn includes(config: &str) -> bool {
-    config.lines().any(|line| {
-        line.trim_start()
-            .strip_prefix("include")
-            .is_some_and(|rest| rest.trim_start().starts_with('='))
-    })
-}
-
 fn unshaping(name: &str) -> bool {
     UNSHAPING_VARIABLES.contains(&name) || UNSHAPING_PREFIXES.iter().any(|p| name.starts_with(p))
 }
@@ -490,14 +467,6 @@ fn toolchain_files(rustc: &Path) -> Result<Vec<PathBuf>> {
 /// `path` with its links resolved, or as it is where it cannot be.
 fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// `$var`, else `$HOME/<default>`.
-fn home_dir(var: &str, default: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(default)))
 }
 
 fn state(path: &Path) -> State {

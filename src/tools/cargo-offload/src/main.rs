@@ -6,6 +6,7 @@
 //! lowering + embedding) -> run
 //! ```
 
+mod cargo_files;
 mod command;
 mod flags;
 mod fresh;

@@ -2,7 +2,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::{Check, Options, check_in, dep_info_sources, forget, includes, record};
+use super::{Check, Options, check_in, dep_info_sources, forget, record};
+use crate::cargo_files::sets_key;
 use crate::image::{HOST_TRIPLE, Image, Made};
 use crate::project::Project;
 
@@ -315,8 +316,8 @@ fn a_member_finds_its_workspace_record_past_an_old_one_of_its_own() {
 
 #[test]
 fn only_an_include_key_is_an_include() {
-    assert!(includes("include = [\"more.toml\"]\n"));
-    assert!(includes("[build]\njobs = 2\n  include= \"x.toml\"\n"));
-    assert!(!includes("[env]\nCPATH = \"/usr/include\"\n"));
-    assert!(!includes("[build]\nrustflags = [\"-L/usr/include\"]\n# include\n"));
+    assert!(sets_key("include = [\"more.toml\"]\n", "include"));
+    assert!(sets_key("[build]\njobs = 2\n  include= \"x.toml\"\n", "include"));
+    assert!(!sets_key("[env]\nCPATH = \"/usr/include\"\n", "include"));
+    assert!(!sets_key("[build]\nrustflags = [\"-L/usr/include\"]\n# include\n", "include"));
 }
