@@ -36,6 +36,7 @@ impl Held {
 }
 
 /// A command to run, with the environment it adds (`None`: a variable it removes).
+#[derive(Clone)]
 pub(crate) struct Cmd {
     program: OsString,
     args: Vec<OsString>,

@@ -15,7 +15,7 @@ mod image;
 mod nvptx;
 mod project;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow};
@@ -204,7 +204,7 @@ fn build(config: &Config, args: &BuildArgs, action: HostAction) -> Result<Projec
     if action == HostAction::Test {
         // The tests are linked while the images are held, and run once they are not: a test
         // that builds this package again would wait for this build for ever.
-        let link = host::host_command(&project, &images, config, action)?.arg("--no-run");
+        let link = cmd.clone().arg("--no-run");
         if config.runner.verbose || config.runner.dry_run {
             config.runner.run("the host program build", &link)?;
         } else {
@@ -255,7 +255,7 @@ fn fresh_or_built_images(
     }
     project.user_rustflags = user.flags;
     if config.runner.dry_run {
-        let built = device_images(&project, config, args, rustc)?;
+        let built = device_images(&project, config, args, &rustc)?;
         return Ok((project, built.images, None));
     }
     // Where the lock cannot be had (a file system without locks), nothing is recorded.
@@ -267,11 +267,11 @@ fn fresh_or_built_images(
         })
         .ok();
     fresh::forget(&project)?;
-    let built = device_images(&project, config, args, rustc)?;
+    let built = device_images(&project, config, args, &rustc)?;
     // Without ptxas, `auto` builds the host-offload image alone, and says so on every build
     // until ptxas is installed: no record.
     if built.as_asked && hold.is_some() {
-        let recorded = fresh::record(&project, &built.images, &options, &built.rustc, started);
+        let recorded = fresh::record(&project, &built.images, &options, &rustc, started);
         if let Err(e) = recorded
             && config.runner.verbose
         {
@@ -286,8 +286,6 @@ struct BuiltImages {
     images: Vec<image::Image>,
     /// Whether they are those `--devices` asked for (not so where `auto` found no ptxas).
     as_asked: bool,
-    /// The compiler of both.
-    rustc: PathBuf,
 }
 
 type HostJob<'scope> = std::thread::ScopedJoinHandle<'scope, Result<(image::Image, Vec<String>)>>;
@@ -307,10 +305,10 @@ fn device_images(
     project: &Project,
     config: &Config,
     args: &BuildArgs,
-    rustc: PathBuf,
+    rustc: &Path,
 ) -> Result<BuiltImages> {
     let host_and_kernels = || -> Result<(image::Image, Vec<String>)> {
-        let host = image::build_host_image(project, config, &rustc)?;
+        let host = image::build_host_image(project, config, rustc)?;
         let kernels =
             if config.runner.dry_run { Vec::new() } else { image::exported_kernels(&host.path)? };
         Ok((host, kernels))
@@ -333,11 +331,11 @@ fn device_images(
     };
     if !with_nvptx {
         let images = vec![host_and_kernels()?.0];
-        return Ok(BuiltImages { images, as_asked: args.devices == Devices::Host, rustc });
+        return Ok(BuiltImages { images, as_asked: args.devices == Devices::Host });
     }
     let (nvptx, host) = if config.runner.dry_run {
         let (host, kernels) = host_and_kernels()?;
-        (nvptx::build_nvptx_image(project, config, &opts, &rustc, || Ok(kernels))?, host)
+        (nvptx::build_nvptx_image(project, config, &opts, rustc, || Ok(kernels))?, host)
     } else {
         // What the nvptx build prints waits until the host-offload image built: an error in
         // the kernels is shown by that build alone.
@@ -347,10 +345,8 @@ fn device_images(
             let mut job = Some(s.spawn(host_and_kernels));
             let mut host_image = None;
             let mut host_failed = false;
-            let nvptx =
-                nvptx::build_nvptx_image(project, &held_config, &opts, &rustc, || match join_host(
-                    &mut job,
-                ) {
+            let nvptx = nvptx::build_nvptx_image(project, &held_config, &opts, rustc, || {
+                match join_host(&mut job) {
                     Some(Ok((image, kernels))) => {
                         host_image = Some(image);
                         Ok(kernels)
@@ -360,7 +356,8 @@ fn device_images(
                         Err(e)
                     }
                     None => Err(anyhow!("the host-offload image was waited for twice")),
-                });
+                }
+            });
             // The nvptx build stopped before it asked for the kernels: the host-offload image
             // is waited for all the same, and its error comes first.
             match join_host(&mut job) {
@@ -382,5 +379,5 @@ fn device_images(
         Devices::Cuda => vec![nvptx],
         _ => vec![nvptx, host],
     };
-    Ok(BuiltImages { images, as_asked: true, rustc })
+    Ok(BuiltImages { images, as_asked: true })
 }
