@@ -39,6 +39,14 @@ struct Root {
     releasing: bool,
 }
 
+impl Root {
+    /// Whether `start..end` lies inside a live `Preload`'s data: a `Preload` of it is counted
+    /// against the readers' reference ([`Step::Counted`]), whose device copy is current.
+    fn read_covers(&self, start: usize, end: usize) -> bool {
+        self.reads.iter().any(|&(s, e)| s <= start && end <= e)
+    }
+}
+
 /// What a guard's preload or release does after the record is updated.
 #[must_use]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,24 +122,35 @@ impl Registry {
         }
     }
 
-    /// Whether a guard's preload would be counted ([`Step::Counted`]) as the record stands: a
-    /// `Preload` inside a live `Preload`'s data, on a root no runtime call is busy with.
-    fn counts(&self, device: i64, start: usize, bytes: usize, write: bool) -> bool {
-        let end = start + bytes;
-        !write
-            && matches!(self.standing(device, start, bytes), Ok(Standing::Present(key))
-                if self.roots[&key].reads.iter().any(|&(s, e)| s <= start && end <= e))
+    /// The root a guard's preload would be counted against ([`Step::Counted`]) as the record
+    /// stands: a `Preload` inside a live `Preload`'s data, on a root no runtime call is busy with.
+    fn counting_root(&self, device: i64, start: usize, bytes: usize, write: bool) -> Option<Key> {
+        match self.standing(device, start, bytes) {
+            Ok(Standing::Present(key))
+                if !write && self.roots[&key].read_covers(start, start + bytes) =>
+            {
+                Some(key)
+            }
+            _ => None,
+        }
     }
 
-    /// [`try_count`]'s side: records the range where [`Self::counts`].
+    /// Whether [`Self::counting_root`] finds one.
+    #[cfg(test)]
+    fn counts(&self, device: i64, start: usize, bytes: usize, write: bool) -> bool {
+        self.counting_root(device, start, bytes, write).is_some()
+    }
+
+    /// [`try_count`]'s side: records the range where it is counted, as `acquire` would.
     fn try_count(&mut self, device: i64, start: usize, bytes: usize, write: bool) -> bool {
-        let counts = self.counts(device, start, bytes, write);
-        if counts {
-            // As `acquire` counts it: a reader of the root, no runtime call.
-            let step = self.acquire(device, start, bytes, write, |_| Ok(()));
-            debug_assert!(matches!(step, Ok(Some(Step::Counted))), "{step:?}");
-        }
-        counts
+        let Some(key) = self.counting_root(device, start, bytes, write) else { return false };
+        // One more reader of the root, no runtime call.
+        self.roots
+            .get_mut(&key)
+            .expect("counting_root found it")
+            .reads
+            .push((start, start + bytes));
+        true
     }
 
     /// The record's side of a guard's preload; `None`: wait and try again. `room` refuses new
@@ -167,7 +186,7 @@ impl Registry {
             root.busy += 1;
             return Ok(Some(Step::Runtime(Settle::Done(key))));
         }
-        let step = if root.reads.iter().any(|&(s, e)| s <= start && end <= e) {
+        let step = if root.read_covers(start, end) {
             // Inside a live `Preload`'s data: the device copy is current.
             Step::Counted
         } else if root.reads.is_empty() {

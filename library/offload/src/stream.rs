@@ -291,7 +291,7 @@ fn synchronize_ordinal(ordinal: usize) -> Result<(), Error> {
 /// and a branch (the rest is out of line).
 #[inline(always)]
 pub fn synchronize_pending(device: i64) -> Result<(), Error> {
-    if ANY_LAUNCHED.load(Ordering::Acquire) { synchronize_device(device) } else { Ok(()) }
+    if launched_async() { synchronize_device(device) } else { Ok(()) }
 }
 
 /// [`synchronize_pending`] for entry points that cannot return an error (a guard's Drop,
@@ -300,7 +300,7 @@ pub fn synchronize_pending(device: i64) -> Result<(), Error> {
 /// itself ends it when a synchronous kernel faults. Going on would copy back garbage.
 #[inline(always)]
 pub(crate) fn synchronize_pending_or_exit(device: i64) {
-    if ANY_LAUNCHED.load(Ordering::Acquire) {
+    if launched_async() {
         synchronize_device_or_exit(device)
     }
 }
