@@ -1,6 +1,7 @@
 //! Programs built through `cargo offload`: the examples and the run tests, with the runs their
 //! `//@ run:` lines ask for and the copies the runtime must report.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -72,6 +73,23 @@ impl Flavor {
     }
 }
 
+/// The options of `cargo offload build` that `x.py`'s configuration sets: the ABI, the GPU
+/// architecture, the runtime's folder and, where configured, ptxas.
+pub(crate) fn config_args(config: &Config) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec![
+        "--abi".into(),
+        (&config.runtime.abi).into(),
+        "--target-cpu".into(),
+        (&config.nvptx.target_cpu).into(),
+        "--runtime-dir".into(),
+        config.runtime.dir.clone().into(),
+    ];
+    if let Some(ptxas) = &config.nvptx.ptxas {
+        args.extend(["--ptxas".into(), ptxas.clone().into()]);
+    }
+    args
+}
+
 /// Builds a package with `cargo offload build`.
 pub(crate) fn build(
     root: &Path,
@@ -84,20 +102,9 @@ pub(crate) fn build(
     cmd.arg("build")
         .arg("--manifest-path")
         .arg(package.join("Cargo.toml"))
-        .args([
-            "--devices",
-            flavor.devices(),
-            "--abi",
-            &config.runtime.abi,
-            "--target-cpu",
-            &config.nvptx.target_cpu,
-        ])
-        .arg("--runtime-dir")
-        .arg(&config.runtime.dir)
+        .args(["--devices", flavor.devices()])
+        .args(config_args(config))
         .env("CARGO_TARGET_DIR", flavor.target_dir(root));
-    if let Some(ptxas) = &config.nvptx.ptxas {
-        cmd.arg("--ptxas").arg(ptxas);
-    }
     if flavor == Flavor::Tsan {
         // The standard library is rebuilt instrumented (from rust-src), or ThreadSanitizer
         // reports its synchronisation as races. The host-offload image is instrumented too and

@@ -22,6 +22,7 @@
 //! `results.md`, every sample in `results.json`, each build's output in `logs/`, in
 //! build/bench-build.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -31,8 +32,8 @@ use serde::Serialize;
 
 use super::report::{Status, evaluate, median, number};
 use crate::config::Config;
-use crate::shell;
 use crate::tools::Tools;
+use crate::{programs, shell};
 
 const EXAMPLE: &str = "examples/saxpy";
 pub(super) const DEFAULT_OUT: &str = "build/bench-build";
@@ -92,7 +93,7 @@ struct Builds {
     stock: PathBuf,
     logs: PathBuf,
     tools_dir: PathBuf,
-    config_args: Vec<String>,
+    config_args: Vec<OsString>,
 }
 
 impl Builds {
@@ -157,17 +158,7 @@ pub(super) fn bench_build(
     for copy in [&ours, &direct, &stock] {
         copy_package(&example, copy, &offload, &toolchain)?;
     }
-    let mut config_args: Vec<String> = vec![
-        "--abi".into(),
-        config.runtime.abi.clone(),
-        "--target-cpu".into(),
-        config.nvptx.target_cpu.clone(),
-        "--runtime-dir".into(),
-        config.runtime.dir.display().to_string(),
-    ];
-    if let Some(ptxas) = &config.nvptx.ptxas {
-        config_args.extend(["--ptxas".into(), ptxas.display().to_string()]);
-    }
+    let config_args = programs::config_args(config);
     let tools_dir =
         tools.cargo_offload.parent().context("cargo-offload has no folder")?.to_path_buf();
     let builds = Builds { ours, direct, stock, logs, tools_dir, config_args };
