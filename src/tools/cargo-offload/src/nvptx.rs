@@ -175,13 +175,14 @@ pub(crate) fn build_nvptx_image(
     // cargo does not track them, and one rebuilt in place (a new recipe, the same toolchain)
     // must rebuild the image.
     let libs = sysroot.join("lib").join("rustlib").join(NVPTX_TRIPLE).join("lib");
+    let lib_files = files_in(&libs);
     let command = format!(
         "RUSTC={} RUSTFLAGS={} --emit=asm={} -Clinker={} sysroot libraries: {}",
         rustc.display(),
         flags.join(" "),
         ptx.display(),
         linker.display(),
-        files_state(&libs)
+        files_state(&lib_files)
     );
     let new_settings = !dry_run && !(ptx.is_file() && stamped(&settings, &command));
     if new_settings {
@@ -246,9 +247,7 @@ pub(crate) fn build_nvptx_image(
     // The sysroot: its stamp, its folder of libraries (whose time changes with what it holds)
     // and each library.
     made.tools.extend(sysroot.parent().map(|d| d.join("stamp")));
-    if let Ok(entries) = std::fs::read_dir(&libs) {
-        made.tools.extend(entries.filter_map(|e| Some(e.ok()?.path())));
-    }
+    made.tools.extend(lib_files);
     made.tools.push(libs);
     // Where ptxas is looked for without --ptxas or OFFLOAD_PTXAS: a Python folder that appears
     // there could hold another.
@@ -294,24 +293,22 @@ pub(crate) fn find_rustc(project: &Project, config: &Config) -> Result<PathBuf> 
     Ok(Path::new(sysroot.trim()).join("bin").join(format!("rustc{}", std::env::consts::EXE_SUFFIX)))
 }
 
-/// The files of `dir` by name, size and modification time, in name order.
-fn files_state(dir: &Path) -> String {
-    let mut files: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let meta = e.metadata().ok()?;
-            Some(format!(
-                "{} {} {:?}",
-                e.file_name().to_string_lossy(),
-                meta.len(),
-                meta.modified().ok()?
-            ))
-        })
-        .collect();
+/// The files of `dir`, in name order (none where it cannot be read).
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir).into_iter().flatten().filter_map(|e| Some(e.ok()?.path())).collect();
     files.sort();
-    files.join(", ")
+    files
+}
+
+/// `files` by name, size and modification time.
+fn files_state(files: &[PathBuf]) -> String {
+    let state = |file: &PathBuf| {
+        let meta = std::fs::metadata(file).ok()?;
+        let name = file.file_name()?.to_string_lossy();
+        Some(format!("{name} {} {:?}", meta.len(), meta.modified().ok()?))
+    };
+    files.iter().filter_map(state).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether the stamp file `path` holds `text`: the settings of the output beside it.
