@@ -88,6 +88,7 @@ pub(crate) struct Options<'a> {
     pub(crate) devices: &'a str,
     pub(crate) target_cpu: &'a str,
     pub(crate) ptxas: Option<&'a Path>,
+    pub(crate) features: &'a crate::project::Features,
 }
 
 /// A file's size and modification time (nanoseconds since 1970), or `None` where it is missing.

@@ -62,6 +62,7 @@ pub(crate) fn host_command(
         .args([verb, "--release", "--target", HOST_TRIPLE, "--manifest-path"])
         .arg(&project.manifest)
         .args(config.cargo_flags())
+        .args(project.selection.cargo_args())
         .env("CARGO_TARGET_DIR", project.build_dir.join("host"))
         .rustflags(&flags)
         .env("OFFLOAD_LD_IMAGES", images_env)

@@ -23,7 +23,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum as _};
 
 use crate::command::{Cmd, Runner};
 use crate::host::HostAction;
-use crate::project::Project;
+use crate::project::{Features, Project};
 
 #[derive(Parser)]
 #[command(name = "cargo-offload", bin_name = "cargo offload", version, about)]
@@ -39,7 +39,7 @@ enum Sub {
     /// Build, then run a binary of the package.
     Run(RunArgs),
     /// Build and run the package's tests through the offload pipeline.
-    Test(BuildArgs),
+    Test(TestArgs),
     /// Install CUDA 11.8's ptxas (PyPI nvidia-cuda-nvcc-cu11) into <ROOT>/.venv.
     Setup {
         /// The folder whose .venv receives ptxas (default: the current folder).
@@ -93,6 +93,8 @@ struct BuildArgs {
     /// one `cargo offload setup` installed.
     #[arg(long)]
     ptxas: Option<PathBuf>,
+    #[command(flatten)]
+    features: Features,
 }
 
 #[derive(Args)]
@@ -103,6 +105,15 @@ struct RunArgs {
     #[arg(long)]
     bin: Option<String>,
     /// Arguments for the program.
+    #[arg(last = true)]
+    args: Vec<String>,
+}
+
+#[derive(Args)]
+struct TestArgs {
+    #[command(flatten)]
+    build: BuildArgs,
+    /// Arguments for the test binaries (a name filter, `--nocapture`, ...).
     #[arg(last = true)]
     args: Vec<String>,
 }
@@ -170,11 +181,11 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Sub::Build(args) => {
-            build(&Config::new(&args)?, &args, HostAction::Build)?;
+            build(&Config::new(&args)?, &args, HostAction::Build, &[])?;
             Ok(0)
         }
         Sub::Test(args) => {
-            build(&Config::new(&args)?, &args, HostAction::Test)?;
+            build(&Config::new(&args.build)?, &args.build, HostAction::Test, &args.args)?;
             Ok(0)
         }
         Sub::Setup { root, verbose } => {
@@ -186,7 +197,7 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Sub::Run(args) => {
             let config = Config::new(&args.build)?;
-            let project = build(&config, &args.build, HostAction::Build)?;
+            let project = build(&config, &args.build, HostAction::Build, &[])?;
             let bin = host::binary(&project, args.bin.as_deref())?;
             config.status(&format!("running {}", bin.display()));
             let code = config.runner.run_program(&Cmd::new(bin).args(&args.args))?;
@@ -195,8 +206,14 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-/// Device images, then the host program linked with them (or its tests run with them).
-fn build(config: &Config, args: &BuildArgs, action: HostAction) -> Result<Project> {
+/// Device images, then the host program linked with them (or its tests run with them, given
+/// `test_args`).
+fn build(
+    config: &Config,
+    args: &BuildArgs,
+    action: HostAction,
+    test_args: &[String],
+) -> Result<Project> {
     // The hold on the images lasts until the host program is linked with them.
     let (project, images, hold) = fresh_or_built_images(config, args)?;
     let cmd = host::host_command(&project, &images, config, action)?;
@@ -214,6 +231,7 @@ fn build(config: &Config, args: &BuildArgs, action: HostAction) -> Result<Projec
             runner.run("the host program build", &link).inspect_err(|_| held.show())?;
         }
         drop(hold);
+        let cmd = if test_args.is_empty() { cmd } else { cmd.arg("--").args(test_args) };
         return config.runner.run("the host program's tests", &cmd).map(|()| project);
     }
     config.runner.run("the host program build", &cmd)?;
@@ -232,6 +250,7 @@ fn fresh_or_built_images(
         devices: devices.as_deref().unwrap_or_default(),
         target_cpu: &args.target_cpu,
         ptxas: args.ptxas.as_deref(),
+        features: &args.features,
     };
     if !config.runner.dry_run {
         match fresh::check(args.manifest_path.as_deref(), &options) {
@@ -246,7 +265,7 @@ fn fresh_or_built_images(
         }
     }
     let started = std::time::SystemTime::now();
-    let mut project = Project::load(args.manifest_path.as_deref())?;
+    let mut project = Project::load(args.manifest_path.as_deref(), &args.features)?;
     // Both images and the user's cfg(..) tables are the package toolchain's.
     let rustc = nvptx::find_rustc(&project, config)?;
     let user = flags::user_rustflags(&config.cargo, &rustc);

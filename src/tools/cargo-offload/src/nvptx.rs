@@ -156,6 +156,7 @@ pub(crate) fn build_nvptx_image(
         .args(["rustc", "--release", "--target", NVPTX_TRIPLE, "--lib", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
         .args(config.cargo_flags())
+        .args(crate::image::feature_args(project))
         .arg("--")
         .arg(format!("--emit=asm={},link", ptx.display()))
         .arg(format!("-Clinker={}", linker.display()))

@@ -8,8 +8,51 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use cargo_metadata::{MetadataCommand, Package};
+use cargo_metadata::{CargoOpt, MetadataCommand, Package};
 use serde::{Deserialize, Serialize};
+
+/// Cargo's feature selection for the package: passed to the build of the host program, and
+/// applied to the kernels in the device images, which see the same `cfg(feature = "..")`.
+#[derive(clap::Args, Clone, Debug, Default, Hash, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Features {
+    /// Features of the package to enable (separated by commas or spaces; may be repeated).
+    #[arg(short = 'F', long = "features", value_name = "FEATURES")]
+    pub(crate) features: Vec<String>,
+    /// Enable all the package's features.
+    #[arg(long)]
+    pub(crate) all_features: bool,
+    /// Do not enable the package's `default` feature.
+    #[arg(long)]
+    pub(crate) no_default_features: bool,
+}
+
+impl Features {
+    /// The features named, one by one.
+    pub(crate) fn named(&self) -> Vec<String> {
+        self.features
+            .iter()
+            .flat_map(|f| f.split(|c: char| c == ',' || c.is_whitespace()))
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The selection as cargo's options.
+    pub(crate) fn cargo_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        let named = self.named();
+        if !named.is_empty() {
+            args.push(format!("--features={}", named.join(",")));
+        }
+        if self.all_features {
+            args.push("--all-features".into());
+        }
+        if self.no_default_features {
+            args.push("--no-default-features".into());
+        }
+        args
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Project {
@@ -33,13 +76,29 @@ pub(crate) struct Project {
     /// The user's rustflags for the host target, which ours follow (flags.rs); set after
     /// loading.
     pub(crate) user_rustflags: Vec<String>,
+    /// The feature selection asked for.
+    pub(crate) selection: Features,
+    /// Every feature the package declares (its own, and those its optional dependencies
+    /// make), and those the selection enables, as cargo resolved them.
+    pub(crate) declared_features: Vec<String>,
+    pub(crate) enabled_features: Vec<String>,
 }
 
 impl Project {
-    pub(crate) fn load(manifest: Option<&Path>) -> Result<Self> {
+    pub(crate) fn load(manifest: Option<&Path>, selection: &Features) -> Result<Self> {
         let mut cmd = MetadataCommand::new();
         if let Some(m) = manifest {
             cmd.manifest_path(m);
+        }
+        let named = selection.named();
+        if !named.is_empty() {
+            cmd.features(CargoOpt::SomeFeatures(named));
+        }
+        if selection.all_features {
+            cmd.features(CargoOpt::AllFeatures);
+        }
+        if selection.no_default_features {
+            cmd.features(CargoOpt::NoDefaultFeatures);
         }
         let meta = cmd.exec().context("reading the package with `cargo metadata`")?;
         let root = meta.root_package().ok_or_else(|| {
@@ -88,6 +147,16 @@ impl Project {
             .map(|p| p.name.to_string())
             .collect();
         let bins = root.targets.iter().filter(|t| t.is_bin()).map(|t| t.name.clone()).collect();
+        let declared_features = root.features.keys().cloned().collect();
+        let mut enabled_features = meta
+            .resolve
+            .as_ref()
+            .and_then(|r| r.nodes.iter().find(|n| n.id == root.id))
+            .map(|n| n.features.clone())
+            .ok_or_else(|| {
+                anyhow!("`cargo metadata` did not resolve the features of {}", root.name)
+            })?;
+        enabled_features.sort();
         Ok(Project {
             name: root.name.to_string(),
             manifest: root.manifest_path.as_std_path().to_path_buf(),
@@ -99,6 +168,9 @@ impl Project {
             inputs,
             build_scripts,
             user_rustflags: Vec::new(),
+            selection: selection.clone(),
+            declared_features,
+            enabled_features,
         })
     }
 }

@@ -381,3 +381,53 @@ fn environment_configuration_counts() {
     assert!(ok, "{err}");
     assert_eq!(out, lines_with_user_flags("--cfg=file --cfg=env").join("\n"));
 }
+
+#[test]
+fn test_arguments_reach_the_test_binaries_not_the_link() {
+    let pkg = default_package();
+    let (ok, out, err) =
+        cargo_offload(pkg.path(), &["test", "--dry-run", "--", "scale", "--nocapture"]);
+    assert!(ok, "{err}");
+    let test = host_line(
+        "test",
+        "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[1..], [format!("{test} --no-run"), format!("{test} -- scale --nocapture")]);
+}
+
+#[test]
+fn features_reach_the_program_and_the_kernels() {
+    let pkg = package(
+        "\n[features]\ndefault = [\"wide\"]\nwide = []\nhalf = []\n",
+        &[("src/main.rs", "mod kernels;\nfn main() {}\n"), ("src/kernels.rs", KERNELS)],
+    );
+    let env = "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache";
+    // The default: the images enable what cargo resolves for the package; the program's own
+    // build needs no option.
+    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("{IMAGE_LINE} --no-default-features --features=default,wide"));
+    assert_eq!(lines[1], host_line("build", env));
+    // A selection: passed on to the program's build as it was given.
+    let (ok, out, err) = cargo_offload(
+        pkg.path(),
+        &["build", "--dry-run", "--no-default-features", "--features", "half wide"],
+    );
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("{IMAGE_LINE} --no-default-features --features=half,wide"));
+    assert_eq!(
+        lines[1],
+        format!("{} --features=half,wide --no-default-features", host_line("build", env))
+    );
+    // The image crate declares the package's features, each empty.
+    let manifest =
+        std::fs::read_to_string(pkg.path().join("target/offload/images/app/x86_64/Cargo.toml"))
+            .unwrap();
+    assert!(
+        manifest.contains("[features]\n\"default\" = []\n\"half\" = []\n\"wide\" = []\n"),
+        "{manifest}"
+    );
+}

@@ -67,33 +67,40 @@ fn image_kernels(pkg: &Path) -> Vec<String> {
     names
 }
 
-#[test]
-fn fresh_images_are_reused_and_changed_ones_rebuilt() {
-    let dir = tempfile::tempdir().unwrap();
-    let pkg = dir.path().canonicalize().unwrap();
+/// A package `app` in `pkg` with the extra manifest text and kernels, dated a minute back, with
+/// its lockfile; returns the stand-in linker.
+fn package(pkg: &Path, extra_manifest: &str, kernels: &str) -> PathBuf {
     let manifest = format!(
-        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n{extra_manifest}\n\
          [dependencies]\noffload = {{ path = {:?} }}\n\n[workspace]\n",
         repo().join("library/offload").display().to_string()
     );
-    write_old(&pkg, "Cargo.toml", &manifest);
+    write_old(pkg, "Cargo.toml", &manifest);
     write_old(
-        &pkg,
+        pkg,
         "rust-toolchain.toml",
         &std::fs::read_to_string(repo().join("rust-toolchain.toml")).unwrap(),
     );
-    write_old(&pkg, "src/main.rs", "mod kernels;\nfn main() {}\n");
-    write_old(&pkg, "src/kernels.rs", &kernels(&["first"]));
+    write_old(pkg, "src/main.rs", "mod kernels;\nfn main() {}\n");
+    write_old(pkg, "src/kernels.rs", kernels);
     // The lockfile, made now: one that the first build wrote would be newer than its start,
     // and the second build would check the images again.
-    let lock = Command::new("cargo").arg("generate-lockfile").current_dir(&pkg).status().unwrap();
+    let lock = Command::new("cargo").arg("generate-lockfile").current_dir(pkg).status().unwrap();
     assert!(lock.success());
     let lock = std::fs::read_to_string(pkg.join("Cargo.lock")).unwrap();
-    write_old(&pkg, "Cargo.lock", &lock);
+    write_old(pkg, "Cargo.lock", &lock);
     // The stand-in linker: writes the file named after -o.
     let ld = pkg.join("ld.sh");
     std::fs::write(&ld, "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = -o ]; then : > \"$2\"; fi\n  shift\ndone\n").unwrap();
     Command::new("chmod").arg("+x").arg(&ld).status().unwrap();
+    ld
+}
+
+#[test]
+fn fresh_images_are_reused_and_changed_ones_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().canonicalize().unwrap();
+    let ld = package(&pkg, "", &kernels(&["first"]));
 
     let first = build(&pkg, &ld, &[]);
     assert!(first.contains(BUILT) && !first.contains(FRESH), "{first}");
@@ -132,4 +139,37 @@ fn fresh_images_are_reused_and_changed_ones_rebuilt() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&dry.stdout).contains("cargo build --release --target x86_64"));
+}
+
+/// The kernels are compiled with the package's features, as cargo resolves them for the
+/// program: a type or a kernel that a feature selects is the same on both sides.
+#[test]
+fn the_images_see_the_features_of_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().canonicalize().unwrap();
+    let ld = package(
+        &pkg,
+        "\n[features]\ndefault = [\"wide\"]\nwide = []\n\"extra-kernel\" = [\"more\"]\nmore = []\n",
+        "#[cfg(feature = \"wide\")]\n#[offload::kernel]\npub fn wide(y: &mut [f64]) { y[0] = 1.0; }\n\
+         #[cfg(not(feature = \"wide\"))]\n#[offload::kernel]\npub fn narrow(y: &mut [f32]) { y[0] = 1.0; }\n\
+         #[cfg(feature = \"more\")]\n#[offload::kernel]\npub fn more(y: &mut [f32]) { y[0] = 1.0; }\n",
+    );
+    let default = build(&pkg, &ld, &[]);
+    assert!(!default.contains("unexpected"), "{default}");
+    assert_eq!(image_kernels(&pkg), ["wide"]);
+    // Another selection is not the record's; a feature enabling another enables it here too.
+    let other = build(&pkg, &ld, &["--verbose", "--no-default-features", "-F", "extra-kernel"]);
+    assert!(other.contains("the options") && other.contains(BUILT), "{other}");
+    assert_eq!(image_kernels(&pkg), ["more", "narrow"]);
+    build(&pkg, &ld, &["--all-features"]);
+    assert_eq!(image_kernels(&pkg), ["more", "wide"]);
+    // An unknown feature is cargo's error, before anything is built.
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
+        .args(["build", "--devices", "host", "--features", "nope", "--manifest-path"])
+        .arg(pkg.join("Cargo.toml"))
+        .env("OFFLOAD_LD", &ld)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("nope"), "{stderr}");
 }

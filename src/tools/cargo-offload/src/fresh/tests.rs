@@ -5,9 +5,14 @@ use std::time::{Duration, SystemTime};
 use super::{Check, Options, check_in, dep_info_sources, forget, record};
 use crate::cargo_files::sets_key;
 use crate::image::{HOST_TRIPLE, Image, Made};
-use crate::project::Project;
+use crate::project::{Features, Project};
 
-const OPTIONS: Options<'static> = Options { devices: "host", target_cpu: "sm_90", ptxas: None };
+static NO_FEATURES: Features =
+    Features { features: Vec::new(), all_features: false, no_default_features: false };
+
+fn options() -> Options<'static> {
+    Options { devices: "host", target_cpu: "sm_90", ptxas: None, features: &NO_FEATURES }
+}
 
 /// A package as a build leaves it: sources a minute old, an image and its dep-info, a rustc.
 struct Built {
@@ -37,6 +42,9 @@ impl Built {
             inputs: vec![root.join("Cargo.toml"), root.join("Cargo.lock")],
             build_scripts: Vec::new(),
             user_rustflags: Vec::new(),
+            selection: Features::default(),
+            declared_features: Vec::new(),
+            enabled_features: Vec::new(),
         };
         let built = Built { dir, project };
         for file in ["Cargo.toml", "Cargo.lock", "src/kernels.rs", "offload/src/lib.rs"] {
@@ -109,7 +117,7 @@ impl Built {
 
     fn try_record(&self, ago: Duration) -> anyhow::Result<()> {
         let started = SystemTime::now() - ago;
-        record(&self.project, &self.images(), &OPTIONS, &self.path("bin/rustc"), started)
+        record(&self.project, &self.images(), &options(), &self.path("bin/rustc"), started)
     }
 
     fn check(&self, options: &Options<'_>) -> Check {
@@ -118,7 +126,7 @@ impl Built {
 
     /// Why the record does not hold, or `None` where it does (then with this package's images).
     fn stale(&self) -> Option<String> {
-        match self.check(&OPTIONS) {
+        match self.check(&options()) {
             Check::Fresh(project, images, _) => {
                 assert_eq!(project.manifest, self.project.manifest);
                 assert_eq!(project.build_dir, self.project.build_dir);
@@ -202,9 +210,9 @@ fn a_source_saved_while_the_images_built_is_not_trusted() {
 #[test]
 fn other_options_are_stale() {
     let built = Built::recorded();
-    let sm_80 = Options { target_cpu: "sm_80", ..OPTIONS };
-    let all = Options { devices: "all", ..OPTIONS };
-    let ptxas = Options { ptxas: Some(Path::new("/opt/ptxas")), ..OPTIONS };
+    let sm_80 = Options { target_cpu: "sm_80", ..options() };
+    let all = Options { devices: "all", ..options() };
+    let ptxas = Options { ptxas: Some(Path::new("/opt/ptxas")), ..options() };
     for options in [sm_80, all, ptxas] {
         match built.check(&options) {
             Check::Stale(why) => assert!(why.contains("the options"), "{why}"),
@@ -225,7 +233,7 @@ fn a_forgotten_record_is_no_record() {
 fn a_record_in_another_target_folder_is_not_found() {
     let built = Built::recorded();
     let elsewhere = built.dir.path().join("elsewhere");
-    match check_in(Some(&built.project.manifest), &OPTIONS, Some(&elsewhere)) {
+    match check_in(Some(&built.project.manifest), &options(), Some(&elsewhere)) {
         Check::Stale(why) => assert_eq!(why, "no record of an earlier build"),
         Check::Fresh(..) => panic!("found under another CARGO_TARGET_DIR"),
     }
@@ -271,7 +279,7 @@ fn what_the_record_cannot_see_is_not_recorded() {
     let mut project = built.project.clone();
     project.build_scripts = vec!["helper".into()];
     let started = SystemTime::now() - Duration::from_secs(10);
-    let err = record(&project, &built.images(), &OPTIONS, &built.path("bin/rustc"), started);
+    let err = record(&project, &built.images(), &options(), &built.path("bin/rustc"), started);
     assert!(format!("{:#}", err.unwrap_err()).contains("`helper`"));
     // A dep-info source that does not exist: a name the parser misread.
     let root = built.path("");
