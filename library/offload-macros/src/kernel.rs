@@ -221,7 +221,18 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
         args.push((ty, arg));
     }
     let (tys, arg_names): (Vec<_>, Vec<_>) = args.into_iter().unzip();
+    let (sig, body) = (&func.sig, &func.block);
     quote! {
+        // The kernel's body, type-checked in the host build and never called or emitted: what
+        // it uses (the kernels file's own helpers) is used here as in the device images. Its
+        // warnings are the device images' builds' to report; `unused` is allowed by name, as a
+        // crate's `deny(dead_code)` would outrank `allow(warnings)`.
+        #[cfg(not(offload_device))]
+        const _: () = {
+            #[allow(unused, warnings)]
+            #sig #body
+        };
+
         #[cfg(not(offload_device))]
         #[doc = concat!("Launcher of the kernel `", #symbol, "`: use `offload::launch!`.")]
         #[allow(non_snake_case, clippy::too_many_arguments)]
