@@ -166,6 +166,50 @@ impl Runner {
             .to_command()
             .status()
             .with_context(|| format!("running {}", cmd.program.to_string_lossy()))?;
-        Ok(status.code().unwrap_or(1))
+        use std::os::unix::process::ExitStatusExt as _;
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Ok(code),
+            // As a shell says it, and with a shell's status: 128 + the signal.
+            (None, Some(signal)) => {
+                eprintln!(
+                    "offload: error: {} was killed by signal {signal} ({}){}",
+                    cmd.program.to_string_lossy(),
+                    signal_name(signal),
+                    if status.core_dumped() { ", core dumped" } else { "" },
+                );
+                Ok(128 + signal)
+            }
+            (None, None) => Ok(1),
+        }
+    }
+}
+
+/// The C library's description of `signal` ("Segmentation fault").
+fn signal_name(signal: i32) -> String {
+    // SAFETY: strsignal returns a string for any number (an "Unknown signal" one at worst),
+    // read at once, before another call could overwrite it.
+    let name = unsafe { libc::strsignal(signal) };
+    if name.is_null() {
+        return "unknown".into();
+    }
+    // SAFETY: a non-null result is a NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_killed_by_a_signal_gets_a_shells_status() {
+        let runner = Runner::default();
+        let killed = Cmd::new("sh").args(["-c", "kill -SEGV $$"]);
+        assert_eq!(runner.run_program(&killed).unwrap(), 128 + libc::SIGSEGV);
+        assert_eq!(runner.run_program(&Cmd::new("sh").args(["-c", "exit 3"])).unwrap(), 3);
+    }
+
+    #[test]
+    fn signals_have_their_names() {
+        assert_eq!(signal_name(libc::SIGSEGV), "Segmentation fault");
     }
 }
