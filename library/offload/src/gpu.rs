@@ -5,6 +5,8 @@
 //! a kernel once, and the kernel's entry point runs every (block, thread) pair in turn, setting
 //! the indices these functions return.
 
+pub mod math;
+
 #[cfg(target_arch = "nvptx64")]
 mod imp {
     use core::arch::nvptx;

@@ -25,6 +25,9 @@
 
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx))]
+// `offload::gpu::math` on nvptx: the float intrinsics core has, and the PTX `.approx` ones.
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+#![cfg_attr(target_arch = "nvptx64", feature(core_intrinsics, link_llvm_intrinsics))]
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -57,3 +57,30 @@ pub fn add(a: &[f32], b: &[f32], y: &mut [f32]) {
         y[i] = a[i] + b[i];
     }
 }
+
+/// `offload::gpu::math` on each `x[i]` and `w[i]`: ten results per `f32`, six per `f64`.
+#[offload::kernel]
+pub fn float_math(x: &[f32], w: &[f64], out: &mut [f32], out64: &mut [f64]) {
+    use offload::gpu::math;
+    let i = offload::gpu::global_id_x();
+    if i < x.len() && i < w.len() {
+        let (v, o) = (x[i], &mut out[i * 10..i * 10 + 10]);
+        o[0] = math::sqrt(v.abs());
+        o[1] = math::mul_add(v, 3.0, 0.5);
+        o[2] = math::floor(v);
+        o[3] = math::ceil(v);
+        o[4] = math::trunc(v);
+        o[5] = math::round(v);
+        o[6] = math::fast_exp(v);
+        o[7] = math::fast_ln(v.abs() + 1.0);
+        o[8] = math::fast_sin(v);
+        o[9] = math::fast_cos(v);
+        let (v, o) = (w[i], &mut out64[i * 6..i * 6 + 6]);
+        o[0] = math::sqrt(v.abs());
+        o[1] = math::mul_add(v, 3.0, 0.5);
+        o[2] = math::floor(v);
+        o[3] = math::ceil(v);
+        o[4] = math::trunc(v);
+        o[5] = math::round(v);
+    }
+}

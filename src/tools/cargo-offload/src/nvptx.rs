@@ -191,7 +191,13 @@ pub(crate) fn build_nvptx_image(
         touch(&dir.join("lib.rs"))?;
     }
     let before = modified(&ptx);
-    config.runner.run("the nvptx64 image build", &compile)?;
+    config.runner.run("the nvptx64 image build", &compile).map_err(|e| {
+        anyhow!(
+            "{e:#} (the NVIDIA image compiles the kernels file with `core` alone, without what \
+             `std` adds: for `f32::sqrt`, `floor`, `sin` and the like use `offload::gpu::math`; \
+             `--devices host` builds the host-offload image alone)"
+        )
+    })?;
     if new_settings {
         std::fs::write(&settings, &command)
             .with_context(|| format!("writing {}", settings.display()))?;
