@@ -113,9 +113,37 @@ struct RunArgs {
 struct TestArgs {
     #[command(flatten)]
     build: BuildArgs,
+    /// Test only the package's library.
+    #[arg(long)]
+    lib: bool,
+    /// Test only this binary (may be repeated).
+    #[arg(long, value_name = "NAME")]
+    bin: Vec<String>,
+    /// Test only this integration test (may be repeated).
+    #[arg(long, value_name = "NAME")]
+    test: Vec<String>,
+    /// Run every test binary, even after one fails.
+    #[arg(long)]
+    no_fail_fast: bool,
     /// Arguments for the test binaries (a name filter, `--nocapture`, ...).
     #[arg(last = true)]
     args: Vec<String>,
+}
+
+impl TestArgs {
+    /// cargo test's options for which tests to build and run.
+    fn selection(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if self.lib {
+            args.push("--lib".to_owned());
+        }
+        args.extend(self.bin.iter().map(|b| format!("--bin={b}")));
+        args.extend(self.test.iter().map(|t| format!("--test={t}")));
+        if self.no_fail_fast {
+            args.push("--no-fail-fast".to_owned());
+        }
+        args
+    }
 }
 
 /// Choices shared by every stage.
@@ -181,11 +209,12 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Sub::Build(args) => {
-            build(&Config::new(&args)?, &args, HostAction::Build, &[])?;
+            build(&Config::new(&args)?, &args, HostAction::Build, &TestRun::default())?;
             Ok(0)
         }
         Sub::Test(args) => {
-            build(&Config::new(&args.build)?, &args.build, HostAction::Test, &args.args)?;
+            let test = TestRun { selection: args.selection(), args: args.args.clone() };
+            build(&Config::new(&args.build)?, &args.build, HostAction::Test, &test)?;
             Ok(0)
         }
         Sub::Setup { root, verbose } => {
@@ -197,7 +226,7 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Sub::Run(args) => {
             let config = Config::new(&args.build)?;
-            let project = build(&config, &args.build, HostAction::Build, &[])?;
+            let project = build(&config, &args.build, HostAction::Build, &TestRun::default())?;
             let bin = host::binary(&project, args.bin.as_deref())?;
             config.status(&format!("running {}", bin.display()));
             let code = config.runner.run_program(&Cmd::new(bin).args(&args.args))?;
@@ -206,14 +235,16 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-/// Device images, then the host program linked with them (or its tests run with them, given
-/// `test_args`).
-fn build(
-    config: &Config,
-    args: &BuildArgs,
-    action: HostAction,
-    test_args: &[String],
-) -> Result<Project> {
+/// Which tests `cargo offload test` builds, and what it passes them.
+#[derive(Default)]
+struct TestRun {
+    selection: Vec<String>,
+    args: Vec<String>,
+}
+
+/// Device images, then the host program linked with them (or its tests run with them, as
+/// `test` says).
+fn build(config: &Config, args: &BuildArgs, action: HostAction, test: &TestRun) -> Result<Project> {
     // The hold on the images lasts until the host program is linked with them.
     let (project, images, hold) = fresh_or_built_images(config, args)?;
     let cmd = host::host_command(&project, &images, config, action)?;
@@ -221,6 +252,7 @@ fn build(
     if action == HostAction::Test {
         // The tests are linked while the images are held, and run once they are not: a test
         // that builds this package again would wait for this build for ever.
+        let cmd = cmd.args(&test.selection);
         let link = cmd.clone().arg("--no-run");
         if config.runner.verbose || config.runner.dry_run {
             config.runner.run("the host program build", &link)?;
@@ -231,7 +263,7 @@ fn build(
             runner.run("the host program build", &link).inspect_err(|_| held.show())?;
         }
         drop(hold);
-        let cmd = if test_args.is_empty() { cmd } else { cmd.arg("--").args(test_args) };
+        let cmd = if test.args.is_empty() { cmd } else { cmd.arg("--").args(&test.args) };
         return config.runner.run("the host program's tests", &cmd).map(|()| project);
     }
     config.runner.run("the host program build", &cmd)?;

@@ -383,15 +383,18 @@ fn environment_configuration_counts() {
 }
 
 #[test]
-fn test_arguments_reach_the_test_binaries_not_the_link() {
+fn test_selection_reaches_cargo_and_test_arguments_the_test_binaries() {
     let pkg = default_package();
-    let (ok, out, err) =
-        cargo_offload(pkg.path(), &["test", "--dry-run", "--", "scale", "--nocapture"]);
+    let (ok, out, err) = cargo_offload(
+        pkg.path(),
+        &["test", "--dry-run", "--bin", "app", "--no-fail-fast", "--", "scale", "--nocapture"],
+    );
     assert!(ok, "{err}");
     let test = host_line(
         "test",
         "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache",
     );
+    let test = format!("{test} --bin=app --no-fail-fast");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[1..], [format!("{test} --no-run"), format!("{test} -- scale --nocapture")]);
 }
