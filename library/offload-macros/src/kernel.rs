@@ -182,6 +182,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
     let mut async_generics = Vec::new();
     let mut shapes = Vec::new();
     let mut args = Vec::new();
+    let mut padding_checks = Vec::new();
     let mut marker_params = Vec::new();
     let mut marker_args = Vec::new();
     // The parameter slots again, as the `Slot`s the library checks and launches (no geometry
@@ -205,6 +206,9 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
         let shape = param.param_shape();
         generics.push(quote!(#ty: ::offload::KernelArg<#shape>));
         async_generics.push(quote!(#ty: ::offload::PresentArg<#shape>));
+        // Evaluated in the launchers the program calls, so that the compile error of a padded
+        // argument (a generic `DeviceCopy` struct instantiated with padding) names the launch.
+        padding_checks.push(quote!(const { <#ty as ::offload::KernelArg<#shape>>::NO_PADDING };));
         shapes.push(shape.clone());
         push_slot(
             quote!(<#ty as ::offload::KernelArg<#shape>>::KIND),
@@ -241,6 +245,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 block: impl ::core::convert::Into<::offload::Dim>,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> {
+                #(#padding_checks)*
                 #p::require_device()?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
@@ -284,6 +289,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 block: impl ::core::convert::Into<::offload::Dim>,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> {
+                #(#padding_checks)*
                 #p::require_device()?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;

@@ -26,7 +26,8 @@ pub mod param {
 ///
 /// # Safety
 /// `KIND` must describe `address()` truthfully: `PRESENT` only for data a live guard keeps
-/// mapped, the map kinds only for borrows that last the whole launch.
+/// mapped, the map kinds only for borrows that last the whole launch. `NO_PADDING` must fail
+/// to evaluate where the data has padding (the data's [`DeviceCopy::NO_PADDING`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed to a kernel parameter of this type",
     note = "pass `&Preload`/`&PreloadMut`/`&T` to `&T` parameters, `&mut PreloadMut`/`&mut T` to \
@@ -35,6 +36,11 @@ pub mod param {
 pub unsafe trait KernelArg<P> {
     /// How the address slot is mapped (an `intrinsics::arg_kind` constant).
     const KIND: i64;
+    /// The data's [`DeviceCopy::NO_PADDING`]: every launcher `#[offload::kernel]` writes
+    /// evaluates it for each argument, so that a padded instantiation of a generic
+    /// `DeviceCopy` struct cannot be passed to a kernel (its padding would be copied
+    /// uninitialised, to the device or into a by-value slot).
+    const NO_PADDING: ();
     /// The slot's value: the host address of the data, or a scalar's bits.
     fn address(&self) -> *const u8;
     /// Bytes the address slot maps (the scalar's size for a value).
@@ -113,6 +119,7 @@ macro_rules! impl_kernel_arg {
     ($param:ident, $kind:expr, [$($lt:lifetime),*] $ty:ty, |$s:ident| $data:expr $(, device $dev:expr)?) => {
         unsafe impl<$($lt,)* T: ?Sized + DeviceCopy + Elements> KernelArg<param::$param<T>> for $ty {
             const KIND: i64 = $kind;
+            const NO_PADDING: () = T::NO_PADDING;
             #[inline(always)]
             fn address(&self) -> *const u8 {
                 let $s = self;
@@ -154,6 +161,7 @@ macro_rules! impl_present_range {
     ($param:ident, $ty:ty) => {
         unsafe impl<'r, 'a, T: DeviceCopy> KernelArg<param::$param<[T]>> for $ty {
             const KIND: i64 = arg_kind::PRESENT;
+            const NO_PADDING: () = T::NO_PADDING;
             #[inline(always)]
             fn address(&self) -> *const u8 {
                 self.as_ptr().cast()
@@ -181,6 +189,7 @@ impl_present_range!(Mut, &'r mut PresentSliceMut<'a, T>);
 /// By-value parameters: the value's bits in the slot.
 unsafe impl<T: DeviceCopy + Copy> KernelArg<param::Val<T>> for T {
     const KIND: i64 = arg_kind::LITERAL;
+    const NO_PADDING: () = T::NO_PADDING;
     #[inline(always)]
     fn address(&self) -> *const u8 {
         const {

@@ -10,6 +10,15 @@ pub struct Affine {
     pub offset: f32,
 }
 
+/// A generic `DeviceCopy` struct: its instantiations without padding (`Pair<u32, f32>`,
+/// `Pair<f32, f32>`, `Pair<Pair<u32, f32>, u64>`) can be preloaded and passed to kernels.
+#[derive(Clone, Copy, DeviceCopy)]
+#[repr(C)]
+pub struct Pair<A, B> {
+    pub a: A,
+    pub b: B,
+}
+
 /// `y = a * x + y`.
 #[offload::kernel]
 pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
@@ -55,5 +64,21 @@ pub fn add(a: &[f32], b: &[f32], y: &mut [f32]) {
     let i = offload::gpu::global_id_x();
     if i < y.len() {
         y[i] = a[i] + b[i];
+    }
+}
+
+/// `y = p.a * (x.a + x.b) + p.b + n.a.a + n.a.b + n.b`: instantiations of a generic struct by
+/// value, as a slice and nested, by reference.
+#[offload::kernel]
+pub fn pairs(
+    p: Pair<f32, f32>,
+    xs: &[Pair<u32, f32>],
+    n: &Pair<Pair<u32, f32>, u64>,
+    y: &mut [f32],
+) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        let x = xs[i];
+        y[i] = p.a * (x.a as f32 + x.b) + p.b + n.a.a as f32 + n.a.b + n.b as f32;
     }
 }
