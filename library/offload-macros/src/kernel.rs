@@ -80,7 +80,37 @@ fn param(arg: &FnArg) -> Result<Param> {
         }
         ty => Shape::Value(ty.clone()),
     };
+    if let Shape::Ref { elem, .. } | Shape::Slice { elem, .. } = &shape
+        && is_bool_data(elem)
+    {
+        return Err(Error::new_spanned(
+            &pt.ty,
+            "a kernel cannot take `bool` data by reference: device data must accept every bit \
+             pattern (a kernel or a stale device copy may hand any bytes back), and `bool` does \
+             not, so it is not `DeviceCopy`; use `u8` or `u32` (0 for false) instead. A `bool` \
+             taken by value is fine: it only goes to the device",
+        ));
+    }
     Ok(Param { name: pi.ident.clone(), shape })
+}
+
+/// `bool` or an array of it, as written (a `bool` behind an alias is refused at the launch,
+/// by the `DeviceCopy` bound, instead).
+fn is_bool_data(ty: &Type) -> bool {
+    match ty {
+        Type::Path(p)
+            if p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_none()) =>
+        {
+            let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            names == ["bool"]
+                || names == ["core", "primitive", "bool"]
+                || names == ["std", "primitive", "bool"]
+        }
+        Type::Array(a) => is_bool_data(&a.elem),
+        Type::Paren(p) => is_bool_data(&p.elem),
+        Type::Group(g) => is_bool_data(&g.elem),
+        _ => false,
+    }
 }
 
 impl Param {

@@ -91,6 +91,8 @@ unsafe impl<'r, 'a, T: DeviceCopy> PresentArg<param::Ref<[T]>> for &'r PresentSl
 unsafe impl<'r, 'a, T: DeviceCopy> PresentArg<param::Ref<[T]>> for &'r PresentSliceMut<'a, T> {}
 unsafe impl<'r, 'a, T: DeviceCopy> PresentArg<param::Mut<[T]>> for &'r mut PresentSliceMut<'a, T> {}
 unsafe impl<T: DeviceCopy + Copy> PresentArg<param::Val<T>> for T {}
+#[diagnostic::do_not_recommend]
+unsafe impl PresentArg<param::Val<bool>> for bool {}
 
 /// [`KernelArg::device`] of arguments that go to whichever device the launch runs on.
 pub(crate) const ANY_DEVICE: i64 = i64::MIN;
@@ -209,6 +211,30 @@ unsafe impl<T: DeviceCopy + Copy> KernelArg<param::Val<T>> for T {
         };
         // The slot travels in a pointer-typed array; it is never dereferenced.
         core::ptr::without_provenance(slot as usize)
+    }
+    #[inline(always)]
+    fn size(&self) -> i64 {
+        size_of::<u64>() as i64
+    }
+    #[inline(always)]
+    fn elements(&self) -> usize {
+        1
+    }
+}
+
+/// A `bool` by value: the slot holds 0 or 1. `bool` is not [`DeviceCopy`] (a copy back could
+/// hand the host a byte that is not a `bool`), but a value parameter only goes to the device,
+/// from a valid host `bool`, and the kernel reads the slot's first byte: always 0 or 1. (Left
+/// out of the lists of implementations in errors, where it would only be noise.)
+#[diagnostic::do_not_recommend]
+unsafe impl KernelArg<param::Val<bool>> for bool {
+    const KIND: i64 = arg_kind::LITERAL;
+    const NO_PADDING: () = ();
+    #[inline(always)]
+    fn address(&self) -> *const u8 {
+        // The slot's first byte (both images are little-endian) is the `bool`'s, as
+        // `__private::value::<bool>` reads it; the others are 0.
+        core::ptr::without_provenance(usize::from(*self))
     }
     #[inline(always)]
     fn size(&self) -> i64 {

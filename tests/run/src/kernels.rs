@@ -82,3 +82,12 @@ pub fn pairs(
         y[i] = p.a * (x.a as f32 + x.b) + p.b + n.a.a as f32 + n.a.b + n.b as f32;
     }
 }
+
+/// `y = if flag { a } else { b }`: a `bool` taken by value.
+#[offload::kernel]
+pub fn select(flag: bool, a: f32, b: f32, y: &mut [f32]) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] = if flag { a } else { b };
+    }
+}
