@@ -91,3 +91,33 @@ pub fn select(flag: bool, a: f32, b: f32, y: &mut [f32]) {
         y[i] = if flag { a } else { b };
     }
 }
+
+/// A weight that names a lifetime, for a kernel whose parameter types use its lifetime
+/// parameter.
+#[derive(Clone, Copy, DeviceCopy)]
+#[repr(C)]
+pub struct Weight<'a> {
+    pub w: f32,
+    pub _borrow: core::marker::PhantomData<&'a ()>,
+}
+
+/// `y += w * x`, with its lifetime parameter written out (and used by `Weight`).
+#[offload::kernel]
+pub fn accumulate<'a>(w: Weight<'a>, x: &'a [f32], y: &'a mut [f32]) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] += w.w * x[i];
+    }
+}
+
+/// `y = x`, with two bounded lifetime parameters.
+#[offload::kernel]
+pub fn copy_into<'a, 'b: 'a>(x: &'a [f32], y: &'b mut [f32])
+where
+    'b: 'a,
+{
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] = x[i];
+    }
+}
