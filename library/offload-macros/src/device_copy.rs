@@ -19,17 +19,17 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
     }
     let name = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let field_types: Vec<&syn::Type> = data.fields.iter().map(|f| &f.ty).collect();
+    let p = quote!(::offload::__private);
     if input.generics.params.is_empty() {
         // Each field checked on its own, so an error points at the field that is not plain
         // data instead of at the derive.
-        let checks = data.fields.iter().map(|f| {
-            let ty = &f.ty;
-            quote_spanned!(ty.span()=> __offload_assert_device_copy::<#ty>();)
-        });
+        let checks = field_types
+            .iter()
+            .map(|ty| quote_spanned!(ty.span()=> __offload_assert_device_copy::<#ty>();));
         let copy_check = quote_spanned!(name.span()=> __offload_assert_copy::<#name>(););
         // No padding: padding bytes are uninitialised, and a device copy or a kernel's slot
         // reads every byte.
-        let field_types = data.fields.iter().map(|f| &f.ty);
         let padding_check = quote_spanned!(name.span()=>
             const _: () = ::core::assert!(
                 ::core::mem::size_of::<#name>() == 0 #(+ ::core::mem::size_of::<#field_types>())*,
@@ -39,29 +39,56 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
         return Ok(quote! {
             #padding_check
             const _: () = {
-                fn __offload_assert_device_copy<T: ?::core::marker::Sized + ::offload::DeviceCopy>() {}
-                fn __offload_assert_copy<T: ::core::marker::Copy>() {}
-                fn __offload_check() {
+                const fn __offload_assert_device_copy<T: ?::core::marker::Sized + ::offload::DeviceCopy>() {
+                    // A field of a generic `DeviceCopy` type (`Pair<u8, u64>`) can have padding
+                    // inside it, which the sizes above do not see: its own check says.
+                    <T as ::offload::DeviceCopy>::NO_PADDING
+                }
+                const fn __offload_assert_copy<T: ::core::marker::Copy>() {}
+                // Evaluated here, with the struct: the field types are concrete.
+                const __OFFLOAD_FIELDS: () = {
                     #(#checks)*
                     #copy_check
+                };
+                const _: () = __OFFLOAD_FIELDS;
+                unsafe impl ::offload::DeviceCopy for #name {
+                    // The struct's own padding is checked above, where it is defined.
+                    const NO_PADDING: () = __OFFLOAD_FIELDS;
                 }
             };
-            unsafe impl ::offload::DeviceCopy for #name {}
         });
     }
     // A generic struct is plain data exactly when its fields are, for the parameters given.
     let mut predicates =
         where_clause.map(|w| w.predicates.iter().cloned().collect()).unwrap_or_else(Vec::new);
-    for field in &data.fields {
-        let ty = &field.ty;
+    for ty in &field_types {
         predicates.push(syn::parse_quote!(#ty: ::offload::DeviceCopy));
     }
+    // Its padding depends on the parameters too (`Pair<u8, u64>` has 7 bytes of it, `Pair<u32,
+    // f32>` none), so it is checked for each instantiation: `NO_PADDING` is evaluated by every
+    // library function that copies a `DeviceCopy` type (preloads, kernel arguments,
+    // `HostBuffer`), for the type it is given, when the program is compiled.
+    let message = format!(
+        "DeviceCopy types cannot have padding: `{name}` has padding with these type arguments \
+         (see the instantiation below); reorder the fields or add explicit padding fields"
+    );
+    let padding_check = quote_spanned!(name.span()=>
+        ::core::assert!(
+            ::core::mem::size_of::<Self>() == 0 #(+ ::core::mem::size_of::<#field_types>())*,
+            #message
+        );
+    );
     Ok(quote! {
         unsafe impl #impl_generics ::offload::DeviceCopy for #name #ty_generics
         where
             Self: ::core::marker::Copy,
             #(#predicates,)*
-        {}
+        {
+            const NO_PADDING: () = {
+                #(#p::assert_no_padding::<#field_types>();)*
+                #padding_check
+            };
+        }
     })
 }
 

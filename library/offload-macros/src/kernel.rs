@@ -3,7 +3,9 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
-use syn::{Error, FnArg, Ident, ItemFn, Pat, Result, ReturnType, Type};
+use syn::{
+    Error, FnArg, GenericParam, Ident, ItemFn, Pat, Result, ReturnType, Type, WherePredicate,
+};
 
 /// Prefix of the exported symbol that names a kernel in the host-offload image.
 const KERNEL_MARKER_PREFIX: &str = "__offload_kernel.";
@@ -48,10 +50,26 @@ fn check_signature(func: &ItemFn) -> Result<()> {
              (put its unsafe operations in `unsafe {}` blocks, with their safety argument)",
         );
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+    // Lifetime parameters are fine: they are erased, so the kernel stays one symbol, and the
+    // launchers take them over (a parameter type may name them).
+    if let Some(p) = sig.generics.params.iter().find(|p| !matches!(p, GenericParam::Lifetime(_))) {
         return refuse(
-            &sig.generics,
-            "a kernel cannot be generic: it is one symbol in the device image",
+            p,
+            "a kernel cannot be generic over types or constants: it is one symbol in the device \
+             image (lifetime parameters are fine)",
+        );
+    }
+    if let Some(p) = sig
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|w| &w.predicates)
+        .find(|p| !matches!(p, WherePredicate::Lifetime(_)))
+    {
+        return refuse(
+            p,
+            "a kernel's `where` clause can only bound lifetimes: the kernel is one symbol in the \
+             device image",
         );
     }
     if let ReturnType::Type(_, ty) = &sig.output {
@@ -80,13 +98,45 @@ fn param(arg: &FnArg) -> Result<Param> {
         }
         ty => Shape::Value(ty.clone()),
     };
+    if let Shape::Ref { elem, .. } | Shape::Slice { elem, .. } = &shape
+        && is_bool_data(elem)
+    {
+        return Err(Error::new_spanned(
+            &pt.ty,
+            "a kernel cannot take `bool` data by reference: device data must accept every bit \
+             pattern (a kernel or a stale device copy may hand any bytes back), and `bool` does \
+             not, so it is not `DeviceCopy`; use `u8` or `u32` (0 for false) instead. A `bool` \
+             taken by value is fine: it only goes to the device",
+        ));
+    }
     Ok(Param { name: pi.ident.clone(), shape })
+}
+
+/// `bool` or an array of it, as written (a `bool` behind an alias is refused at the launch,
+/// by the `DeviceCopy` bound, instead).
+fn is_bool_data(ty: &Type) -> bool {
+    match ty {
+        Type::Path(p)
+            if p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_none()) =>
+        {
+            let names: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+            names == ["bool"]
+                || names == ["core", "primitive", "bool"]
+                || names == ["std", "primitive", "bool"]
+        }
+        Type::Array(a) => is_bool_data(&a.elem),
+        Type::Paren(p) => is_bool_data(&p.elem),
+        Type::Group(g) => is_bool_data(&g.elem),
+        _ => false,
+    }
 }
 
 impl Param {
     /// The slot parameters of the entry point (name and type), and the expression rebuilding
     /// the argument. Address slots are typed as pointers, so the nvptx backend knows them for
-    /// global memory (`ld.global`, not generic loads); literal slots are `u64`.
+    /// global memory (`ld.global`, not generic loads); literal slots are `u64`. The rebuilt
+    /// argument's type is inferred from the kernel's parameter: written out, it could name the
+    /// kernel's lifetime parameters, which the entry point does not have.
     fn device_slots(&self) -> (Vec<(Ident, TokenStream)>, TokenStream) {
         let address = format_ident!("{}_slot", self.name);
         let len = format_ident!("{}_len", self.name);
@@ -94,20 +144,20 @@ impl Param {
         let ptr = quote!(*mut u8);
         let word = quote!(u64);
         match &self.shape {
-            Shape::Value(ty) => (vec![(address.clone(), word)], quote!(#p::value::<#ty>(#address))),
-            Shape::Ref { elem, mutable: false } => {
-                (vec![(address.clone(), ptr)], quote!(#p::reference::<#elem>(#address)))
+            Shape::Value(_) => (vec![(address.clone(), word)], quote!(#p::value(#address))),
+            Shape::Ref { mutable: false, .. } => {
+                (vec![(address.clone(), ptr)], quote!(#p::reference(#address)))
             }
-            Shape::Ref { elem, mutable: true } => {
-                (vec![(address.clone(), ptr)], quote!(#p::reference_mut::<#elem>(#address)))
+            Shape::Ref { mutable: true, .. } => {
+                (vec![(address.clone(), ptr)], quote!(#p::reference_mut(#address)))
             }
-            Shape::Slice { elem, mutable: false } => (
+            Shape::Slice { mutable: false, .. } => (
                 vec![(address.clone(), ptr), (len.clone(), word)],
-                quote!(#p::slice::<#elem>(#address, #len)),
+                quote!(#p::slice(#address, #len)),
             ),
-            Shape::Slice { elem, mutable: true } => (
+            Shape::Slice { mutable: true, .. } => (
                 vec![(address.clone(), ptr), (len.clone(), word)],
-                quote!(#p::slice_mut::<#elem>(#address, #len)),
+                quote!(#p::slice_mut(#address, #len)),
             ),
         }
     }
@@ -178,10 +228,15 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
     let marker_name = format!("__rust_offload_launch.{symbol}");
     let p = quote!(::offload::__private);
 
-    let mut generics = Vec::new();
-    let mut async_generics = Vec::new();
+    // The kernel's lifetime parameters (and their `where` bounds), which its parameter types,
+    // and so the launchers' bounds, may name.
+    let lifetimes: Vec<TokenStream> = func.sig.generics.lifetimes().map(|l| quote!(#l)).collect();
+    let where_clause = &func.sig.generics.where_clause;
+    let mut generics = lifetimes.clone();
+    let mut async_generics = lifetimes;
     let mut shapes = Vec::new();
     let mut args = Vec::new();
+    let mut padding_checks = Vec::new();
     let mut marker_params = Vec::new();
     let mut marker_args = Vec::new();
     // The parameter slots again, as the `Slot`s the library checks and launches (no geometry
@@ -205,6 +260,9 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
         let shape = param.param_shape();
         generics.push(quote!(#ty: ::offload::KernelArg<#shape>));
         async_generics.push(quote!(#ty: ::offload::PresentArg<#shape>));
+        // Evaluated in the launchers the program calls, so that the compile error of a padded
+        // argument (a generic `DeviceCopy` struct instantiated with padding) names the launch.
+        padding_checks.push(quote!(const { <#ty as ::offload::KernelArg<#shape>>::NO_PADDING };));
         shapes.push(shape.clone());
         push_slot(
             quote!(<#ty as ::offload::KernelArg<#shape>>::KIND),
@@ -251,7 +309,8 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 grid: impl ::core::convert::Into<::offload::Dim>,
                 block: impl ::core::convert::Into<::offload::Dim>,
                 #(#arg_names: #tys),*
-            ) -> ::core::result::Result<(), ::offload::Error> {
+            ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
+                #(#padding_checks)*
                 #p::require_device()?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
@@ -266,7 +325,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 grid: i32,
                 block: i32,
                 #(#arg_names: #tys),*
-            ) -> ::core::result::Result<(), ::offload::Error> {
+            ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
                 let slots: &[#p::Slot] = &[#(#launch_slots),*];
                 // Held until the launch returns: the runtime maps and releases these within it.
                 let _held = #p::check_mapped(device, slots)?;
@@ -294,7 +353,8 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 grid: impl ::core::convert::Into<::offload::Dim>,
                 block: impl ::core::convert::Into<::offload::Dim>,
                 #(#arg_names: #tys),*
-            ) -> ::core::result::Result<(), ::offload::Error> {
+            ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
+                #(#padding_checks)*
                 #p::require_device()?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;

@@ -11,6 +11,10 @@ use proc_macro::TokenStream;
 /// point named after the function: `extern "ptx-kernel"` on nvptx, and on x86_64 an
 /// `extern "C"` function that runs the body for every thread of the grid. In the host program
 /// it becomes a module of the same name holding the launcher that `offload::launch!` calls.
+///
+/// The function may have lifetime parameters, not type or const ones (a kernel is one symbol
+/// in the device image). Parameters are taken by value (`DeviceCopy` data or a `bool`, at most
+/// 8 bytes), or as `&T`, `&mut T`, `&[T]`, `&mut [T]` of `DeviceCopy` data.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel::expand(attr.into(), item.into()).unwrap_or_else(syn::Error::into_compile_error).into()

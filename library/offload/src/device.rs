@@ -73,6 +73,7 @@ impl Device {
         &self,
         data: &'a T,
     ) -> Result<Preload<'a, T>, Error> {
+        const { T::NO_PADDING };
         preload_on(self.runtime_id(), data)
     }
 
@@ -82,6 +83,7 @@ impl Device {
         &self,
         data: &'a mut T,
     ) -> Result<PreloadMut<'a, T>, Error> {
+        const { T::NO_PADDING };
         preload_mut_on(self.runtime_id(), data)
     }
 }

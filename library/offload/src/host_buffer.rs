@@ -17,6 +17,8 @@ pub struct HostBuffer<T: DeviceCopy + Copy> {
 impl<T: DeviceCopy + Copy> HostBuffer<T> {
     /// `len` copies of `value` in pinned memory of the default device.
     pub fn new(len: usize, value: T) -> Result<Self, Error> {
+        // Padding would be uninitialised bytes in the buffer, which its preload copies.
+        const { T::NO_PADDING };
         let mut buf = Self::uninit(len)?;
         buf.fill(value);
         Ok(buf)
@@ -24,6 +26,7 @@ impl<T: DeviceCopy + Copy> HostBuffer<T> {
 
     /// A pinned copy of `data`.
     pub fn from_slice(data: &[T]) -> Result<Self, Error> {
+        const { T::NO_PADDING };
         let mut buf = Self::uninit(data.len())?;
         buf.copy_from_slice(data);
         Ok(buf)

@@ -26,7 +26,8 @@ pub mod param {
 ///
 /// # Safety
 /// `KIND` must describe `address()` truthfully: `PRESENT` only for data a live guard keeps
-/// mapped, the map kinds only for borrows that last the whole launch.
+/// mapped, the map kinds only for borrows that last the whole launch. `NO_PADDING` must fail
+/// to evaluate where the data has padding (the data's [`DeviceCopy::NO_PADDING`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed to a kernel parameter of this type",
     note = "pass `&Preload`/`&PreloadMut`/`&T` to `&T` parameters, `&mut PreloadMut`/`&mut T` to \
@@ -35,6 +36,11 @@ pub mod param {
 pub unsafe trait KernelArg<P> {
     /// How the address slot is mapped (an `intrinsics::arg_kind` constant).
     const KIND: i64;
+    /// The data's [`DeviceCopy::NO_PADDING`]: every launcher `#[offload::kernel]` writes
+    /// evaluates it for each argument, so that a padded instantiation of a generic
+    /// `DeviceCopy` struct cannot be passed to a kernel (its padding would be copied
+    /// uninitialised, to the device or into a by-value slot).
+    const NO_PADDING: ();
     /// The slot's value: the host address of the data, or a scalar's bits.
     fn address(&self) -> *const u8;
     /// Bytes the address slot maps (the scalar's size for a value).
@@ -85,6 +91,8 @@ unsafe impl<'r, 'a, T: DeviceCopy> PresentArg<param::Ref<[T]>> for &'r PresentSl
 unsafe impl<'r, 'a, T: DeviceCopy> PresentArg<param::Ref<[T]>> for &'r PresentSliceMut<'a, T> {}
 unsafe impl<'r, 'a, T: DeviceCopy> PresentArg<param::Mut<[T]>> for &'r mut PresentSliceMut<'a, T> {}
 unsafe impl<T: DeviceCopy + Copy> PresentArg<param::Val<T>> for T {}
+#[diagnostic::do_not_recommend]
+unsafe impl PresentArg<param::Val<bool>> for bool {}
 
 /// [`KernelArg::device`] of arguments that go to whichever device the launch runs on.
 pub(crate) const ANY_DEVICE: i64 = i64::MIN;
@@ -113,6 +121,7 @@ macro_rules! impl_kernel_arg {
     ($param:ident, $kind:expr, [$($lt:lifetime),*] $ty:ty, |$s:ident| $data:expr $(, device $dev:expr)?) => {
         unsafe impl<$($lt,)* T: ?Sized + DeviceCopy + Elements> KernelArg<param::$param<T>> for $ty {
             const KIND: i64 = $kind;
+            const NO_PADDING: () = T::NO_PADDING;
             #[inline(always)]
             fn address(&self) -> *const u8 {
                 let $s = self;
@@ -154,6 +163,7 @@ macro_rules! impl_present_range {
     ($param:ident, $ty:ty) => {
         unsafe impl<'r, 'a, T: DeviceCopy> KernelArg<param::$param<[T]>> for $ty {
             const KIND: i64 = arg_kind::PRESENT;
+            const NO_PADDING: () = T::NO_PADDING;
             #[inline(always)]
             fn address(&self) -> *const u8 {
                 self.as_ptr().cast()
@@ -181,6 +191,7 @@ impl_present_range!(Mut, &'r mut PresentSliceMut<'a, T>);
 /// By-value parameters: the value's bits in the slot.
 unsafe impl<T: DeviceCopy + Copy> KernelArg<param::Val<T>> for T {
     const KIND: i64 = arg_kind::LITERAL;
+    const NO_PADDING: () = T::NO_PADDING;
     #[inline(always)]
     fn address(&self) -> *const u8 {
         const {
@@ -200,6 +211,30 @@ unsafe impl<T: DeviceCopy + Copy> KernelArg<param::Val<T>> for T {
         };
         // The slot travels in a pointer-typed array; it is never dereferenced.
         core::ptr::without_provenance(slot as usize)
+    }
+    #[inline(always)]
+    fn size(&self) -> i64 {
+        size_of::<u64>() as i64
+    }
+    #[inline(always)]
+    fn elements(&self) -> usize {
+        1
+    }
+}
+
+/// A `bool` by value: the slot holds 0 or 1. `bool` is not [`DeviceCopy`] (a copy back could
+/// hand the host a byte that is not a `bool`), but a value parameter only goes to the device,
+/// from a valid host `bool`, and the kernel reads the slot's first byte: always 0 or 1. (Left
+/// out of the lists of implementations in errors, where it would only be noise.)
+#[diagnostic::do_not_recommend]
+unsafe impl KernelArg<param::Val<bool>> for bool {
+    const KIND: i64 = arg_kind::LITERAL;
+    const NO_PADDING: () = ();
+    #[inline(always)]
+    fn address(&self) -> *const u8 {
+        // The slot's first byte (both images are little-endian) is the `bool`'s, as
+        // `__private::value::<bool>` reads it; the others are 0.
+        core::ptr::without_provenance(usize::from(*self))
     }
     #[inline(always)]
     fn size(&self) -> i64 {

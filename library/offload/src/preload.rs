@@ -40,14 +40,16 @@ pub struct PreloadMut<'a, T: ?Sized> {
 /// Copies `data` to the device once; see [`Preload`]. Panics where [`try_preload`] would fail.
 #[track_caller]
 pub fn preload<T: ?Sized + DeviceCopy>(data: &T) -> Preload<'_, T> {
-    try_preload(data).unwrap_or_else(|e| panic!("offload::preload: {e}"))
+    const { T::NO_PADDING };
+    preload_on(DEFAULT_DEVICE, data).unwrap_or_else(|e| panic!("offload::preload: {e}"))
 }
 
 /// Copies `data` to the device once and keeps it there for mutation by kernels; see
 /// [`PreloadMut`]. Panics where [`try_preload_mut`] would fail.
 #[track_caller]
 pub fn preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> PreloadMut<'_, T> {
-    try_preload_mut(data).unwrap_or_else(|e| panic!("offload::preload_mut: {e}"))
+    const { T::NO_PADDING };
+    preload_mut_on(DEFAULT_DEVICE, data).unwrap_or_else(|e| panic!("offload::preload_mut: {e}"))
 }
 
 /// Like [`preload`], returning the [`Error`] instead of panicking: [`Error::NoDevice`] where
@@ -56,15 +58,21 @@ pub fn preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> PreloadMut<'_, T> {
 /// these before asking the runtime, since libomptarget 19 ends the process on a mapping it
 /// cannot make (its mapper entry points report nothing).
 pub fn try_preload<T: ?Sized + DeviceCopy>(data: &T) -> Result<Preload<'_, T>, Error> {
+    const { T::NO_PADDING };
     preload_on(DEFAULT_DEVICE, data)
 }
 
 /// Like [`preload_mut`], returning the [`Error`] instead of panicking; see [`try_preload`].
 pub fn try_preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> Result<PreloadMut<'_, T>, Error> {
+    const { T::NO_PADDING };
     preload_mut_on(DEFAULT_DEVICE, data)
 }
 
 /// A preload on `device` (a runtime device number, or -1 for the default).
+///
+/// Its callers, the public preloads, evaluate `T::NO_PADDING` first ([`DeviceCopy`]'s check
+/// that a generic struct has no padding with the type arguments it is given): each in its own
+/// body, so that the compile error names the program's call of that function.
 #[inline(always)]
 pub(crate) fn preload_on<T: ?Sized + DeviceCopy>(
     device: i64,
@@ -74,7 +82,8 @@ pub(crate) fn preload_on<T: ?Sized + DeviceCopy>(
     Ok(Preload { data, device })
 }
 
-/// A mutable preload on `device` (a runtime device number, or -1 for the default).
+/// A mutable preload on `device` (a runtime device number, or -1 for the default). Its callers
+/// evaluate `T::NO_PADDING`, as [`preload_on`]'s do.
 #[inline(always)]
 pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
     device: i64,

@@ -1,7 +1,9 @@
-//! Support for the code `#[offload::kernel]` generates. Not a public API.
+//! Support for the code `#[offload::kernel]` and `#[derive(DeviceCopy)]` generate. Not a public
+//! API.
 
 use core::ptr::NonNull;
 
+pub use crate::device_copy::assert_no_padding;
 pub use crate::intrinsics::arg_kind;
 #[cfg(not(offload_device))]
 pub use crate::launch::{check_devices, check_mapped, geometry, geometry_slot, status};

@@ -10,6 +10,15 @@ pub struct Affine {
     pub offset: f32,
 }
 
+/// A generic `DeviceCopy` struct: its instantiations without padding (`Pair<u32, f32>`,
+/// `Pair<f32, f32>`, `Pair<Pair<u32, f32>, u64>`) can be preloaded and passed to kernels.
+#[derive(Clone, Copy, DeviceCopy)]
+#[repr(C)]
+pub struct Pair<A, B> {
+    pub a: A,
+    pub b: B,
+}
+
 /// `y = a * x + y`.
 #[offload::kernel]
 pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
@@ -82,5 +91,60 @@ pub fn float_math(x: &[f32], w: &[f64], out: &mut [f32], out64: &mut [f64]) {
         o[3] = math::ceil(v);
         o[4] = math::trunc(v);
         o[5] = math::round(v);
+    }
+}
+
+/// `y = p.a * (x.a + x.b) + p.b + n.a.a + n.a.b + n.b`: instantiations of a generic struct by
+/// value, as a slice and nested, by reference.
+#[offload::kernel]
+pub fn pairs(
+    p: Pair<f32, f32>,
+    xs: &[Pair<u32, f32>],
+    n: &Pair<Pair<u32, f32>, u64>,
+    y: &mut [f32],
+) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        let x = xs[i];
+        y[i] = p.a * (x.a as f32 + x.b) + p.b + n.a.a as f32 + n.a.b + n.b as f32;
+    }
+}
+
+/// `y = if flag { a } else { b }`: a `bool` taken by value.
+#[offload::kernel]
+pub fn select(flag: bool, a: f32, b: f32, y: &mut [f32]) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] = if flag { a } else { b };
+    }
+}
+
+/// A weight that names a lifetime, for a kernel whose parameter types use its lifetime
+/// parameter.
+#[derive(Clone, Copy, DeviceCopy)]
+#[repr(C)]
+pub struct Weight<'a> {
+    pub w: f32,
+    pub _borrow: core::marker::PhantomData<&'a ()>,
+}
+
+/// `y += w * x`, with its lifetime parameter written out (and used by `Weight`).
+#[offload::kernel]
+pub fn accumulate<'a>(w: Weight<'a>, x: &'a [f32], y: &'a mut [f32]) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] += w.w * x[i];
+    }
+}
+
+/// `y = x`, with two bounded lifetime parameters.
+#[offload::kernel]
+pub fn copy_into<'a, 'b: 'a>(x: &'a [f32], y: &'b mut [f32])
+where
+    'b: 'a,
+{
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] = x[i];
     }
 }
