@@ -8,9 +8,14 @@ use core::fmt;
 pub enum Error {
     /// The runtime reports no device (and no host-offload image could stand in for one).
     NoDevice,
-    /// Pinned host memory could not be allocated (`HostBuffer`). (A mapping the runtime cannot
-    /// make ends the process in libomptarget 19: its mapper entry points return nothing.)
+    /// Pinned host memory could not be allocated (`HostBuffer`): the runtime's allocator
+    /// returned nothing for this many bytes. (The name is historical: a device mapping the
+    /// runtime cannot make ends the process in libomptarget 19, whose mapper entry points return
+    /// nothing, so the library checks mappings before the runtime sees them instead.)
     MapFailed { bytes: usize },
+    /// A `HostBuffer` of `len` elements of `element_bytes` each: more bytes than a slice can
+    /// hold (`isize::MAX`), so nothing was asked of the runtime.
+    HostBufferTooLarge { len: usize, element_bytes: usize },
     /// `__tgt_target_kernel` returned a failure status for this kernel (the runtime's launch: the
     /// host-offload plugin, or `OFFLOAD_LAUNCH=runtime`). libomptarget 19 ends the process itself
     /// when a kernel faults there; on a GPU the library launches, and a fault is [`Error::Cuda`].
@@ -46,8 +51,16 @@ impl fmt::Display for Error {
             ),
             Error::MapFailed { bytes } => write!(
                 f,
-                "the runtime could not map {bytes} bytes to the device (out of device memory, or \
-                 the range partly overlaps data that is already mapped)"
+                "could not allocate {bytes} bytes of pinned host memory for a HostBuffer (the \
+                 offload runtime's allocator refused them: ask for fewer, drop other HostBuffers \
+                 first, or use ordinary memory such as a Vec, which preloads and launches take \
+                 too, copied at a lower speed)"
+            ),
+            Error::HostBufferTooLarge { len, element_bytes } => write!(
+                f,
+                "a HostBuffer of {len} elements of {element_bytes} bytes would be {} bytes, more \
+                 than a slice can hold (isize::MAX bytes): ask for fewer elements",
+                *len as u128 * *element_bytes as u128
             ),
             Error::LaunchFailed { kernel, status } => {
                 write!(f, "launch of kernel `{kernel}` failed with runtime status {status}")
