@@ -241,7 +241,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 block: impl ::core::convert::Into<::offload::Dim>,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> {
-                #p::require_device()?;
+                #p::require_device(device)?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 __offload_run(device, grid, block, #(#arg_names),*)
@@ -284,7 +284,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 block: impl ::core::convert::Into<::offload::Dim>,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> {
-                #p::require_device()?;
+                #p::require_device(device)?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 {

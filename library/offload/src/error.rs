@@ -31,6 +31,12 @@ pub enum Error {
     WrongDevice { kernel: &'static str, argument: i64, launch: i64 },
     /// There is no device with this number.
     NoSuchDevice { id: usize, count: usize },
+    /// The runtime's default device (`OMP_DEFAULT_DEVICE`, or `omp_set_default_device`) is not
+    /// one of its `count` offload devices: a preload or launch that names no device has nowhere
+    /// to go. (`id == count` is the host itself, the OpenMP "initial device", which runs no
+    /// kernels of this library; libomptarget 19 would skip the copies there, and end the
+    /// process past it.)
+    InvalidDefaultDevice { id: i64, count: usize },
     /// The launch geometry cannot be expressed to this runtime.
     InvalidGeometry { kernel: &'static str, reason: &'static str },
     /// A call of the CUDA driver failed (asynchronous launches and their synchronisation): the
@@ -84,6 +90,25 @@ impl fmt::Display for Error {
                     f,
                     "there is no offload device {id} (the runtime has {count}: 0 to {})",
                     count.saturating_sub(1)
+                )
+            }
+            Error::InvalidDefaultDevice { id, count } => {
+                write!(
+                    f,
+                    "the default offload device is {id} (OMP_DEFAULT_DEVICE, or \
+                     omp_set_default_device), but "
+                )?;
+                match count {
+                    0 => f.write_str("the runtime has no offload device")?,
+                    1 => f.write_str("the runtime's one offload device is 0")?,
+                    _ => write!(f, "the runtime's offload devices are 0 to {}", count - 1)?,
+                }
+                if *id == *count as i64 {
+                    write!(f, ", and {id} is the host itself, which runs no kernels here")?;
+                }
+                f.write_str(
+                    ": set OMP_DEFAULT_DEVICE to one of them, or name a device with \
+                     offload::Device::get",
                 )
             }
             Error::InvalidGeometry { kernel, reason } => {
