@@ -45,9 +45,9 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // CHECK-NEXT: [[Y_LEN:%[^ ]+]] = inttoptr i64 %ys.1 to ptr
 
 // Before the runtime sees them, the library checks the mapped ranges among the five argument
-// slots (no partial overlap with preloaded data or each other, room on the device); values and
-// present data are not checked.
-// CHECK: call void @{{.*}}check_mapped_slots{{.*}}(ptr {{.*}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5)
+// slots of `saxpy` (no partial overlap with preloaded data or each other, room on the device);
+// values and present data are not checked.
+// CHECK: call void @{{.*}}check_mapped_slots{{.*}}(ptr {{.*}}, ptr {{.*}}, i64 noundef 5, i64 noundef -1, ptr {{.*}}, i64 noundef 5)
 
 // The library is offered the launch first (on a CUDA GPU it maps the plain arguments with the
 // runtime's begin mapper, runs the kernel on its stream and waits, then releases them, so that

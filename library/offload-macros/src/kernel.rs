@@ -258,7 +258,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
             ) -> ::core::result::Result<(), ::offload::Error> {
                 let slots: &[#p::Slot] = &[#(#launch_slots),*];
                 // Held until the launch returns: the runtime maps and releases these within it.
-                let _held = #p::check_mapped(device, slots)?;
+                let _held = #p::check_mapped(#symbol, device, slots)?;
                 // Kernels queued by `launch_async!` finish before the runtime touches the device.
                 #p::synchronize_pending(device)?;
                 // On a GPU the library's stream runs the kernel and waits for it, so that a

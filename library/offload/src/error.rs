@@ -20,9 +20,11 @@ pub enum Error {
     /// host-offload plugin, or `OFFLOAD_LAUNCH=runtime`). libomptarget 19 ends the process itself
     /// when a kernel faults there; on a GPU the library launches, and a fault is [`Error::Cuda`].
     LaunchFailed { kernel: &'static str, status: i32 },
-    /// A preload that partly overlaps, or encloses, data already preloaded on its device: the
-    /// runtime cannot map it (libomptarget 19 would end the process).
-    OverlapsMapped { bytes: usize },
+    /// Data that partly overlaps, or encloses, data already preloaded on its device (or, for a
+    /// launch, an earlier plain argument of the same launch): the runtime cannot map it (libomptarget 19
+    /// would end the process). `kernel` names the kernel when a plain `&T`/`&mut T` argument of
+    /// its launch is that data, and is `None` for a preload.
+    OverlapsMapped { bytes: usize, kernel: Option<&'static str> },
     /// The device has no room for this much new data: `available` is what it has (the GPU's
     /// free memory less a reserve for the driver, or the host's memory and swap for the
     /// host-offload plugin). Nothing was mapped, and earlier mappings are intact.
@@ -71,10 +73,18 @@ impl fmt::Display for Error {
             Error::LaunchFailed { kernel, status } => {
                 write!(f, "launch of kernel `{kernel}` failed with runtime status {status}")
             }
-            Error::OverlapsMapped { bytes } => write!(
+            Error::OverlapsMapped { bytes, kernel: None } => write!(
                 f,
-                "a preload of {bytes} bytes partly overlaps data already preloaded (preload the \
-                 whole range first and take ranges of it, or keep the preloads disjoint)"
+                "a preload of {bytes} bytes partly overlaps, or encloses, data already preloaded \
+                 (preload the whole range first and take ranges of it, or keep the preloads \
+                 disjoint)"
+            ),
+            Error::OverlapsMapped { bytes, kernel: Some(kernel) } => write!(
+                f,
+                "the launch of kernel `{kernel}` would map an argument of {bytes} bytes that \
+                 partly overlaps, or encloses, data already mapped (preloaded data, or an \
+                 earlier argument of the launch): pass the Preload, or a range of it, in place of \
+                 the plain reference, or preload the whole range first"
             ),
             Error::OutOfMemory { bytes, available } => write!(
                 f,

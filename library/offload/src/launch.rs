@@ -289,8 +289,16 @@ pub fn check_devices(kernel: &'static str, device: i64, arguments: &[i64]) -> Re
 /// keeps that data marked in the library's record of mappings until it is dropped, after the
 /// launch. With only present data and values (the kinds are constants) this folds away.
 #[inline(always)]
-pub fn check_mapped(device: i64, slots: &[Slot]) -> Result<LaunchHold, Error> {
-    if slots.iter().any(mapped) { check_mapped_slots(device, slots) } else { Ok(LaunchHold::NONE) }
+pub fn check_mapped(
+    kernel: &'static str,
+    device: i64,
+    slots: &[Slot],
+) -> Result<LaunchHold, Error> {
+    if slots.iter().any(mapped) {
+        check_mapped_slots(kernel, device, slots)
+    } else {
+        Ok(LaunchHold::NONE)
+    }
 }
 
 /// A non-empty slot the launch maps around itself (empty data is not mapped: it reaches the
@@ -301,9 +309,19 @@ pub(crate) fn mapped(slot: &Slot) -> bool {
 }
 
 #[inline(never)]
-fn check_mapped_slots(device: i64, slots: &[Slot]) -> Result<LaunchHold, Error> {
+fn check_mapped_slots(
+    kernel: &'static str,
+    device: i64,
+    slots: &[Slot],
+) -> Result<LaunchHold, Error> {
     let ranges = slots.iter().filter(|s| mapped(s)).map(|s| (s.value as usize, s.size as usize));
-    crate::ranges::hold_launch(device, ranges)
+    // The record speaks of data; the error says which launch it is.
+    crate::ranges::hold_launch(device, ranges).map_err(|e| match e {
+        Error::OverlapsMapped { bytes, .. } => {
+            Error::OverlapsMapped { bytes, kernel: Some(kernel) }
+        }
+        e => e,
+    })
 }
 
 /// A device argument with -1 (the default) replaced by the default device's number, or kept

@@ -116,7 +116,7 @@ impl Registry {
             }
         }
         match (inside, outside) {
-            (_, true) => Err(Error::OverlapsMapped { bytes }),
+            (_, true) => Err(Error::OverlapsMapped { bytes, kernel: None }),
             (Some(key), false) => Ok(Standing::Present(key)),
             (None, false) => Ok(Standing::New),
         }
@@ -273,7 +273,7 @@ impl Registry {
                 let e = s + b;
                 if s < end && start < e {
                     if !(s <= start && end <= e) {
-                        return Err(Error::OverlapsMapped { bytes });
+                        return Err(Error::OverlapsMapped { bytes, kernel: None });
                     }
                     inside_earlier = true;
                 }
