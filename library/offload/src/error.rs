@@ -21,9 +21,10 @@ pub enum Error {
     /// when a kernel faults there; on a GPU the library launches, and a fault is [`Error::Cuda`].
     LaunchFailed { kernel: &'static str, status: i32 },
     /// Data that partly overlaps, or encloses, data already preloaded on its device (or, for a
-    /// launch, an earlier plain argument of the same launch): the runtime cannot map it (libomptarget 19
+    /// launch, a `&mut` argument of the same launch): the runtime cannot map it (libomptarget 19
     /// would end the process). `kernel` names the kernel when a plain `&T`/`&mut T` argument of
-    /// its launch is that data, and is `None` for a preload.
+    /// its launch is that data, and is `None` for a preload. (Plain `&T` arguments may overlap
+    /// each other: the launch maps them together.)
     OverlapsMapped { bytes: usize, kernel: Option<&'static str> },
     /// The device has no room for this much new data: `available` is what it has (the GPU's
     /// free memory less a reserve for the driver, or the host's memory and swap for the
@@ -82,9 +83,9 @@ impl fmt::Display for Error {
             Error::OverlapsMapped { bytes, kernel: Some(kernel) } => write!(
                 f,
                 "the launch of kernel `{kernel}` would map an argument of {bytes} bytes that \
-                 partly overlaps, or encloses, data already mapped (preloaded data, or an \
-                 earlier argument of the launch): pass the Preload, or a range of it, in place of \
-                 the plain reference, or preload the whole range first"
+                 partly overlaps, or encloses, data already mapped (preloaded data, or a `&mut` \
+                 argument of the launch): pass the Preload, or a range of it, in place of the \
+                 plain reference, or preload the whole range first"
             ),
             Error::OutOfMemory { bytes, available } => write!(
                 f,

@@ -3,7 +3,7 @@
 //! copy), a disjoint one maps as usual, and once the preloads are gone the larger range maps.
 //! The plain `&T`/`&mut T` arguments of `launch!` are checked the same way, and the error says
 //! which launch it comes from.
-//@ run: => h2d=11 d2h=4
+//@ run: => h2d=10 d2h=4
 
 use offload::Error;
 
@@ -41,13 +41,10 @@ fn main() {
         offload::launch!(kernels::saxpy, 1, 32, (1.0f32, &xs[40..48], &mut ys[..])).unwrap();
         drop((inside, disjoint, middle));
     }
-    // A launch's own plain arguments: a later one may lie inside an earlier one (it is then
-    // present: 3 in, 1 out), not partly over it or around it.
+    // A launch's own plain `&T` arguments may overlap each other (overlapping_arguments.rs has
+    // the cases): they are mapped together, `xs[0..8]` in once, `zs[..4]` in and out (2 in,
+    // 1 out).
     let mut zs = vec![0.0f32; 8];
-    let e = offload::launch!(kernels::add, 1, 32, (&xs[0..8], &xs[4..12], &mut zs[..]));
-    assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{e:?}");
-    let e = offload::launch!(kernels::add, 1, 32, (&xs[2..6], &xs[0..8], &mut zs[..4]));
-    assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{e:?}");
     offload::launch!(kernels::add, 1, 32, (&xs[0..8], &xs[2..6], &mut zs[..4])).unwrap();
     assert_eq!(zs, [2.0, 2.0, 2.0, 2.0, 0.0, 0.0, 0.0, 0.0]);
     assert_eq!(ys, [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 1.0]);
