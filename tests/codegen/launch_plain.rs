@@ -8,7 +8,10 @@
 //! - scalars and lengths: LITERAL|IMPLICIT (768) around, LITERAL|IMPLICIT|TARGET_PARAM (800) in the
 //!   kernel; their value is the base pointer and their `ArgPtrs` slot is null.
 //!
-//! The kernel arguments are `__tgt_kernel_arguments` version 3, launched on `.saxpy.region_id`.
+//! The sizes of the mapped slots are the ones the library's check leaves (`Slot::map`): the
+//! data's bytes, or 0 for `&T` arguments that overlap each other, which the library maps as one
+//! range before the launch. The kernel arguments are `__tgt_kernel_arguments` version 3,
+//! launched on `.saxpy.region_id`.
 //@ compile-flags: -Copt-level=3
 
 #![crate_type = "lib"]
@@ -44,17 +47,30 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // CHECK-NEXT: [[Y_BYTES:%[0-9]+]] = shl nuw nsw i64 %ys.1, 2
 // CHECK-NEXT: [[Y_LEN:%[^ ]+]] = inttoptr i64 %ys.1 to ptr
 
+// The slots the library checks (32 bytes each: kind, value, size, and the bytes the mappers
+// map, `Slot::map`, the size until the library maps the data itself): `x` is the second slot,
+// `y` the fourth.
+// CHECK: [[X_MAP_AT:%[^ ]+]] = getelementptr inbounds nuw i8, ptr [[SLOTS:%[^,]+]], i64 56
+// CHECK-NEXT: store i64 [[X_BYTES]], ptr [[X_MAP_AT]], align 8
+// CHECK: [[Y_MAP_AT:%[^ ]+]] = getelementptr inbounds nuw i8, ptr [[SLOTS]], i64 120
+// CHECK-NEXT: store i64 [[Y_BYTES]], ptr [[Y_MAP_AT]], align 8
+
 // Before the runtime sees them, the library checks the mapped ranges among the five argument
-// slots (no partial overlap with preloaded data or each other, room on the device); values and
-// present data are not checked.
-// CHECK: call void @{{.*}}check_mapped_slots{{.*}}(ptr {{.*}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5)
+// slots of `saxpy` (no partial overlap with preloaded data, room on the device), and maps any
+// `&T` arguments that overlap each other as one range (then their `map` is 0, and the
+// launch's mappers find them inside it); values and present data are not checked.
+// CHECK: call void @{{.*}}check_mapped_slots{{.*}}(ptr {{.*}}, ptr {{.*}}, i64 noundef 5, i64 noundef -1, ptr {{.*}}[[SLOTS]], i64 noundef 5)
 
 // The library is offered the launch first (on a CUDA GPU it maps the plain arguments with the
 // runtime's begin mapper, runs the kernel on its stream and waits, then releases them, so that
 // a kernel that faults is an `offload::Error`); elsewhere it declines, and the lowered sequence
 // below runs.
 // CHECK: [[IMAGE:%[^ ]+]] = load ptr, ptr @__rust_offload_cuda_image
-// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr noundef [[IMAGE]], i64 noundef {{%[^,]+}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5, i32 noundef 4096, i32 noundef 256, ptr {{.*}}, i64 noundef 5)
+// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr noundef [[IMAGE]], i64 noundef {{%[^,]+}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5, i32 noundef 4096, i32 noundef 256, ptr {{.*}}[[SLOTS]], i64 noundef 5)
+
+// The sizes of the mapped slots are what the library left in `map`; the others stay constants.
+// CHECK: [[X_MAP:%[0-9]+]] = load i64, ptr [[X_MAP_AT]], align 8
+// CHECK-NEXT: [[Y_MAP:%[0-9]+]] = load i64, ptr [[Y_MAP_AT]], align 8
 
 // 1. the argument arrays
 // CHECK: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 0
@@ -74,7 +90,7 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 2
 // CHECK-NEXT: store ptr %xs.0, ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x i64], ptr [[SIZES]], i32 0, i32 2
-// CHECK-NEXT: store i64 [[X_BYTES]], ptr [[SLOT]], align 8
+// CHECK-NEXT: store i64 [[X_MAP]], ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 3
 // CHECK-NEXT: store ptr [[X_LEN]], ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 3
@@ -86,7 +102,7 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 4
 // CHECK-NEXT: store ptr %ys.0, ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x i64], ptr [[SIZES]], i32 0, i32 4
-// CHECK-NEXT: store i64 [[Y_BYTES]], ptr [[SLOT]], align 8
+// CHECK-NEXT: store i64 [[Y_MAP]], ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 5
 // CHECK-NEXT: store ptr [[Y_LEN]], ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 5

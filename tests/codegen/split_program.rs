@@ -76,7 +76,7 @@ pub fn launch(x: &Preload<[f32]>, y: &mut PreloadMut<[f32]>) {
 // CHECK-NEXT: ret i32 %6
 
 // The library's own runtime calls go through the table too.
-// CHECK-LABEL: define hidden i32 @omp_get_num_devices.offload_rt() {
+// CHECK-LABEL: define hidden i32 @omp_get_default_device.offload_rt() {
 
 // Nothing of the runtime is left for the dynamic loader.
 // CHECK-NOT: declare {{.*}}@__tgt_

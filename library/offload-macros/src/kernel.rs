@@ -247,9 +247,14 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
         let (k, v, s) =
             (format_ident!("k{slot}"), format_ident!("v{slot}"), format_ident!("s{slot}"));
         marker_params.push(quote!(#k: i64, #v: *const u8, #s: i64));
-        marker_args.push(quote!(#kind, #value, #size));
         if slot > 0 {
-            launch_slots.push(quote!(#p::Slot { kind: #kind, value: #value, size: #size }));
+            // The size the launch's mappers map: the library may have mapped the data already
+            // (`check_mapped`); a constant for slots the launch does not map.
+            let index = slot - 1;
+            marker_args.push(quote!(#kind, #value, #p::marker_size(#kind, &slots[#index], #size)));
+            launch_slots.push(quote!(#p::Slot::new(#kind, #value, #size)));
+        } else {
+            marker_args.push(quote!(#kind, #value, #size));
         }
         slot += 1;
     };
@@ -280,6 +285,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
     }
     let (tys, arg_names): (Vec<_>, Vec<_>) = args.into_iter().unzip();
     let (sig, body) = (&func.sig, &func.block);
+    let n_slots = launch_slots.len();
     quote! {
         // The kernel's body, type-checked in the host build and never called or emitted: what
         // it uses (the kernels file's own helpers) is used here as in the device images. Its
@@ -311,7 +317,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
                 #(#padding_checks)*
-                #p::require_device()?;
+                #p::require_device(device)?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 __offload_run(device, grid, block, #(#arg_names),*)
@@ -326,9 +332,12 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 block: i32,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
-                let slots: &[#p::Slot] = &[#(#launch_slots),*];
-                // Held until the launch returns: the runtime maps and releases these within it.
-                let _held = #p::check_mapped(device, slots)?;
+                let mut slots: [#p::Slot; #n_slots] = [#(#launch_slots),*];
+                // Held until the launch returns: the runtime maps and releases these within it
+                // (overlapping `&T` arguments the library maps together, here).
+                // SAFETY: every mapped slot is a borrow that lasts this call (`KernelArg`'s
+                // contract), and the hold is dropped after the launch.
+                let _held = unsafe { #p::check_mapped(#symbol, device, &mut slots) }?;
                 // Kernels queued by `launch_async!` finish before the runtime touches the device.
                 #p::synchronize_pending(device)?;
                 // On a GPU the library's stream runs the kernel and waits for it, so that a
@@ -336,7 +345,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 // SAFETY: `KernelArg`'s contract: every `PRESENT` slot is data a live guard
                 // keeps mapped, every mapped slot a borrow that lasts this call; the slots are
                 // the kernel's, in order.
-                if unsafe { #p::launch_sync(#p::cuda_image(), device, #symbol, grid, block, slots) }? {
+                if unsafe { #p::launch_sync(#p::cuda_image(), device, #symbol, grid, block, &slots) }? {
                     return ::core::result::Result::Ok(());
                 }
                 // SAFETY: every borrow passed lives until the call returns, and the kinds
@@ -355,7 +364,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
                 #(#padding_checks)*
-                #p::require_device()?;
+                #p::require_device(device)?;
                 let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 {

@@ -3,7 +3,7 @@
 use core::ffi::{c_char, c_int};
 
 use crate::preload::{preload_mut_on, preload_on};
-use crate::{DeviceCopy, Error, Preload, PreloadMut, cuda, rt, sys};
+use crate::{DeviceCopy, Error, Preload, PreloadMut, cuda, rt};
 
 /// One of the runtime's devices. The runtime numbers the NVIDIA GPUs first (their image
 /// registers first), then the host-offload plugin's devices.
@@ -15,11 +15,7 @@ pub struct Device {
 impl Device {
     /// How many devices the runtime has (0 with no usable device and no host-offload image).
     pub fn count() -> usize {
-        if rt::require_device().is_err() {
-            return 0;
-        }
-        // SAFETY: a plain query.
-        usize::try_from(unsafe { sys::omp_get_num_devices() }).unwrap_or(0)
+        rt::device_count()
     }
 
     /// Device number `id`.
@@ -31,7 +27,9 @@ impl Device {
         }
     }
 
-    /// The device `preload`, `preload_mut` and `launch!` use when none is named.
+    /// The device `preload`, `preload_mut` and `launch!` use when none is named:
+    /// `Error::InvalidDefaultDevice` when the runtime's default (`OMP_DEFAULT_DEVICE`) is not
+    /// one of its devices.
     pub fn default_device() -> Result<Self, Error> {
         rt::default_device().map(|id| Device { id })
     }

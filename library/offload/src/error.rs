@@ -8,16 +8,24 @@ use core::fmt;
 pub enum Error {
     /// The runtime reports no device (and no host-offload image could stand in for one).
     NoDevice,
-    /// Pinned host memory could not be allocated (`HostBuffer`). (A mapping the runtime cannot
-    /// make ends the process in libomptarget 19: its mapper entry points return nothing.)
+    /// Pinned host memory could not be allocated (`HostBuffer`): the runtime's allocator
+    /// returned nothing for this many bytes. (The name is historical: a device mapping the
+    /// runtime cannot make ends the process in libomptarget 19, whose mapper entry points return
+    /// nothing, so the library checks mappings before the runtime sees them instead.)
     MapFailed { bytes: usize },
+    /// A `HostBuffer` of `len` elements of `element_bytes` each: more bytes than a slice can
+    /// hold (`isize::MAX`), so nothing was asked of the runtime.
+    HostBufferTooLarge { len: usize, element_bytes: usize },
     /// `__tgt_target_kernel` returned a failure status for this kernel (the runtime's launch: the
     /// host-offload plugin, or `OFFLOAD_LAUNCH=runtime`). libomptarget 19 ends the process itself
     /// when a kernel faults there; on a GPU the library launches, and a fault is [`Error::Cuda`].
     LaunchFailed { kernel: &'static str, status: i32 },
-    /// A preload that partly overlaps, or encloses, data already preloaded on its device: the
-    /// runtime cannot map it (libomptarget 19 would end the process).
-    OverlapsMapped { bytes: usize },
+    /// Data that partly overlaps, or encloses, data already preloaded on its device (or, for a
+    /// launch, a `&mut` argument of the same launch): the runtime cannot map it (libomptarget 19
+    /// would end the process). `kernel` names the kernel when a plain `&T`/`&mut T` argument of
+    /// its launch is that data, and is `None` for a preload. (Plain `&T` arguments may overlap
+    /// each other: the launch maps them together.)
+    OverlapsMapped { bytes: usize, kernel: Option<&'static str> },
     /// The device has no room for this much new data: `available` is what it has (the GPU's
     /// free memory less a reserve for the driver, or the host's memory and swap for the
     /// host-offload plugin). Nothing was mapped, and earlier mappings are intact.
@@ -26,6 +34,12 @@ pub enum Error {
     WrongDevice { kernel: &'static str, argument: i64, launch: i64 },
     /// There is no device with this number.
     NoSuchDevice { id: usize, count: usize },
+    /// The runtime's default device (`OMP_DEFAULT_DEVICE`, or `omp_set_default_device`) is not
+    /// one of its `count` offload devices: a preload or launch that names no device has nowhere
+    /// to go. (`id == count` is the host itself, the OpenMP "initial device", which runs no
+    /// kernels of this library; libomptarget 19 would skip the copies there, and end the
+    /// process past it.)
+    InvalidDefaultDevice { id: i64, count: usize },
     /// The launch geometry cannot be expressed to this runtime.
     InvalidGeometry { kernel: &'static str, reason: &'static str },
     /// A call of the CUDA driver failed (asynchronous launches and their synchronisation): the
@@ -46,16 +60,32 @@ impl fmt::Display for Error {
             ),
             Error::MapFailed { bytes } => write!(
                 f,
-                "the runtime could not map {bytes} bytes to the device (out of device memory, or \
-                 the range partly overlaps data that is already mapped)"
+                "could not allocate {bytes} bytes of pinned host memory for a HostBuffer (the \
+                 offload runtime's allocator refused them: ask for fewer, drop other HostBuffers \
+                 first, or use ordinary memory such as a Vec, which preloads and launches take \
+                 too, copied at a lower speed)"
+            ),
+            Error::HostBufferTooLarge { len, element_bytes } => write!(
+                f,
+                "a HostBuffer of {len} elements of {element_bytes} bytes would be {} bytes, more \
+                 than a slice can hold (isize::MAX bytes): ask for fewer elements",
+                *len as u128 * *element_bytes as u128
             ),
             Error::LaunchFailed { kernel, status } => {
                 write!(f, "launch of kernel `{kernel}` failed with runtime status {status}")
             }
-            Error::OverlapsMapped { bytes } => write!(
+            Error::OverlapsMapped { bytes, kernel: None } => write!(
                 f,
-                "a preload of {bytes} bytes partly overlaps data already preloaded (preload the \
-                 whole range first and take ranges of it, or keep the preloads disjoint)"
+                "a preload of {bytes} bytes partly overlaps, or encloses, data already preloaded \
+                 (preload the whole range first and take ranges of it, or keep the preloads \
+                 disjoint)"
+            ),
+            Error::OverlapsMapped { bytes, kernel: Some(kernel) } => write!(
+                f,
+                "the launch of kernel `{kernel}` would map an argument of {bytes} bytes that \
+                 partly overlaps, or encloses, data already mapped (preloaded data, or a `&mut` \
+                 argument of the launch): pass the Preload, or a range of it, in place of the \
+                 plain reference, or preload the whole range first"
             ),
             Error::OutOfMemory { bytes, available } => write!(
                 f,
@@ -71,6 +101,25 @@ impl fmt::Display for Error {
                     f,
                     "there is no offload device {id} (the runtime has {count}: 0 to {})",
                     count.saturating_sub(1)
+                )
+            }
+            Error::InvalidDefaultDevice { id, count } => {
+                write!(
+                    f,
+                    "the default offload device is {id} (OMP_DEFAULT_DEVICE, or \
+                     omp_set_default_device), but "
+                )?;
+                match count {
+                    0 => f.write_str("the runtime has no offload device")?,
+                    1 => f.write_str("the runtime's one offload device is 0")?,
+                    _ => write!(f, "the runtime's offload devices are 0 to {}", count - 1)?,
+                }
+                if *id == *count as i64 {
+                    write!(f, ", and {id} is the host itself, which runs no kernels here")?;
+                }
+                f.write_str(
+                    ": set OMP_DEFAULT_DEVICE to one of them, or name a device with \
+                     offload::Device::get",
                 )
             }
             Error::InvalidGeometry { kernel, reason } => {

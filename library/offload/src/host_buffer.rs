@@ -15,7 +15,10 @@ pub struct HostBuffer<T: DeviceCopy + Copy> {
 }
 
 impl<T: DeviceCopy + Copy> HostBuffer<T> {
-    /// `len` copies of `value` in pinned memory of the default device.
+    /// `len` copies of `value` in pinned memory of the default device: [`Error::MapFailed`]
+    /// when the runtime cannot allocate it, [`Error::HostBufferTooLarge`] when `len` elements
+    /// would span more bytes than a slice can hold, and the errors of the default device
+    /// ([`Error::NoDevice`], [`Error::InvalidDefaultDevice`]).
     pub fn new(len: usize, value: T) -> Result<Self, Error> {
         // Padding would be uninitialised bytes in the buffer, which its preload copies.
         const { T::NO_PADDING };
@@ -36,8 +39,12 @@ impl<T: DeviceCopy + Copy> HostBuffer<T> {
     /// (`DeviceCopy` types are plain data); callers fill it before handing it out.
     fn uninit(len: usize) -> Result<Self, Error> {
         let device = rt::default_device()?;
-        let bytes =
-            len.checked_mul(size_of::<T>()).ok_or(Error::MapFailed { bytes: usize::MAX })?;
+        let too_large = Error::HostBufferTooLarge { len, element_bytes: size_of::<T>() };
+        // A slice spans at most `isize::MAX` bytes.
+        let bytes = len
+            .checked_mul(size_of::<T>())
+            .filter(|&bytes| isize::try_from(bytes).is_ok())
+            .ok_or(too_large)?;
         if bytes == 0 {
             return Ok(HostBuffer { ptr: NonNull::dangling(), len, device });
         }

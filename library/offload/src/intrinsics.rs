@@ -18,7 +18,11 @@ pub const UPDATE: &str = "__rust_offload_update";
 /// Prefix of the per-kernel launch markers: `__rust_offload_launch.<kernel symbol>`.
 ///
 /// Operands: `(device: i64, grid_x: i32, block_x: i32, then one (kind: i64, value: ptr,
-/// size: i64) triple per kernel parameter slot)`; returns the runtime's `i32` status.
+/// size: i64) triple per kernel parameter slot)`; returns the runtime's `i32` status. The size
+/// of a `MAP_TO`/`MAP_TO_FROM` slot is the bytes the launch's mappers map at `value`: the
+/// data's, or 0 where the library has mapped that data already for the launch (overlapping
+/// `&T` arguments, mapped as one range), which the runtime then finds inside that mapping
+/// without a copy, as OpenMP maps a zero-length array section.
 pub const LAUNCH_PREFIX: &str = "__rust_offload_launch.";
 
 /// What a preload or release maps: the kind operand of [`PRELOAD`] and [`RELEASE`].

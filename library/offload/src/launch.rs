@@ -318,14 +318,30 @@ pub fn check_devices(kernel: &'static str, device: i64, arguments: &[i64]) -> Re
 }
 
 /// Checks the data a launch maps around itself (the slots of its plain `&T`/`&mut T`
-/// arguments) before the runtime sees it: a range that partly overlaps preloaded data, or an
-/// earlier argument, is [`Error::OverlapsMapped`], and new data the device has no room for is
-/// [`Error::OutOfMemory`]; libomptarget 19 would end the process on either. The returned hold
-/// keeps that data marked in the library's record of mappings until it is dropped, after the
-/// launch. With only present data and values (the kinds are constants) this folds away.
+/// arguments) before the runtime sees it: a range that partly overlaps preloaded data, or a
+/// `&mut T` argument, is [`Error::OverlapsMapped`], and new data the device has no room for is
+/// [`Error::OutOfMemory`]; libomptarget 19 would end the process on either. `&T` arguments that
+/// overlap each other, which the runtime cannot map one after another, are mapped here as one
+/// range ([`crate::ranges::LaunchPlan`]) and their slots' [`Slot::map`] set to 0: the launch's
+/// mappers then find them inside it. The returned hold keeps that data marked in the library's
+/// record of mappings (and the ranges mapped here) until it is dropped, after the launch. With
+/// only present data and values (the kinds are constants) this folds away.
+///
+/// # Safety
+/// The slots' data must stay borrowed until the hold is dropped, and no kernel may use it
+/// after; `slots` must be the launch's, on `device`.
 #[inline(always)]
-pub fn check_mapped(device: i64, slots: &[Slot]) -> Result<LaunchHold, Error> {
-    if slots.iter().any(mapped) { check_mapped_slots(device, slots) } else { Ok(LaunchHold::NONE) }
+pub unsafe fn check_mapped(
+    kernel: &'static str,
+    device: i64,
+    slots: &mut [Slot],
+) -> Result<LaunchHold, Error> {
+    if slots.iter().any(mapped) {
+        // SAFETY: per the caller.
+        unsafe { check_mapped_slots(kernel, device, slots) }
+    } else {
+        Ok(LaunchHold::NONE)
+    }
 }
 
 /// A non-empty slot the launch maps around itself (empty data is not mapped: it reaches the
@@ -335,10 +351,46 @@ pub(crate) fn mapped(slot: &Slot) -> bool {
     arg_kind::mapped_by_launch(slot.kind) && slot.size > 0
 }
 
+/// The marker's size operand of a slot of kind `kind` (a constant) whose size is `size`: the
+/// bytes its mappers map ([`Slot::map`]) for data the launch maps around itself, else `size`.
+#[inline(always)]
+pub fn marker_size(kind: i64, slot: &Slot, size: i64) -> i64 {
+    if arg_kind::mapped_by_launch(kind) { slot.map } else { size }
+}
+
 #[inline(never)]
-fn check_mapped_slots(device: i64, slots: &[Slot]) -> Result<LaunchHold, Error> {
-    let ranges = slots.iter().filter(|s| mapped(s)).map(|s| (s.value as usize, s.size as usize));
-    crate::ranges::hold_launch(device, ranges)
+unsafe fn check_mapped_slots(
+    kernel: &'static str,
+    device: i64,
+    slots: &mut [Slot],
+) -> Result<LaunchHold, Error> {
+    let in_launch = |e| match e {
+        Error::OverlapsMapped { bytes, .. } => {
+            Error::OverlapsMapped { bytes, kernel: Some(kernel) }
+        }
+        e => e,
+    };
+    let arguments: Vec<(usize, usize, bool)> = slots
+        .iter()
+        .filter(|s| mapped(s))
+        .map(|s| (s.value as usize, s.size as usize, s.kind == arg_kind::MAP_TO_FROM))
+        .collect();
+    let plan = crate::ranges::plan_launch(&arguments).map_err(in_launch)?;
+    if plan.joins() {
+        // The library maps the groups itself: kernels queued by `launch_async!` finish first.
+        crate::stream::synchronize_pending(device)?;
+    }
+    let data = |start: usize| {
+        let slot = slots.iter().find(|s| mapped(s) && s.value as usize == start);
+        slot.expect("a group starts at an argument").value
+    };
+    // SAFETY: per the caller.
+    let hold = unsafe { crate::ranges::hold_launch(device, &plan, data) }.map_err(in_launch)?;
+    let grouped = slots.iter_mut().filter(|s| mapped(s)).zip(&plan.in_group);
+    for (slot, _) in grouped.filter(|&(_, &in_group)| in_group) {
+        slot.map = 0;
+    }
+    Ok(hold)
 }
 
 /// A device argument with -1 (the default) replaced by the default device's number, or kept

@@ -53,10 +53,11 @@ pub fn preload_mut<T: ?Sized + DeviceCopy>(data: &mut T) -> PreloadMut<'_, T> {
 }
 
 /// Like [`preload`], returning the [`Error`] instead of panicking: [`Error::NoDevice`] where
-/// there is no device, [`Error::OutOfMemory`] where the device has no room for the data, and
-/// [`Error::OverlapsMapped`] for data that partly overlaps preloaded data. The library checks
-/// these before asking the runtime, since libomptarget 19 ends the process on a mapping it
-/// cannot make (its mapper entry points report nothing).
+/// there is no device, [`Error::InvalidDefaultDevice`] where the default device
+/// (`OMP_DEFAULT_DEVICE`) is none of the runtime's, [`Error::OutOfMemory`] where the device has
+/// no room for the data, and [`Error::OverlapsMapped`] for data that partly overlaps preloaded
+/// data. The library checks these before asking the runtime, since libomptarget 19 ends the
+/// process on a mapping it cannot make (its mapper entry points report nothing).
 pub fn try_preload<T: ?Sized + DeviceCopy>(data: &T) -> Result<Preload<'_, T>, Error> {
     const { T::NO_PADDING };
     preload_on(DEFAULT_DEVICE, data)
@@ -98,11 +99,12 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
 /// runtime already holds (a `Preload` of data inside live `Preload`s' data).
 ///
 /// LLVM 19's mapper entry points return nothing: a mapping the runtime cannot make ends the
-/// process under `OMP_TARGET_OFFLOAD=MANDATORY` or `DEFAULT`, and with offloading disabled
-/// there is no device, which [`rt::require_device`] reports first.
+/// process under `OMP_TARGET_OFFLOAD=MANDATORY` or `DEFAULT`, and one on the host's device
+/// number does nothing. With offloading disabled there is no device, and the default device
+/// may be none of the runtime's: [`rt::require_device`] reports both first.
 #[inline(always)]
 fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<(), Error> {
-    rt::require_device()?;
+    rt::require_device(device)?;
     if bytes == 0 {
         // Nothing to copy: the runtime is not asked to map an empty range.
         return Ok(());

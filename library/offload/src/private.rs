@@ -6,7 +6,9 @@ use core::ptr::NonNull;
 pub use crate::device_copy::assert_no_padding;
 pub use crate::intrinsics::arg_kind;
 #[cfg(not(offload_device))]
-pub use crate::launch::{check_devices, check_mapped, geometry, geometry_slot, status};
+pub use crate::launch::{
+    check_devices, check_mapped, geometry, geometry_slot, marker_size, status,
+};
 #[cfg(not(offload_device))]
 pub use crate::rt::require_device;
 #[cfg(not(offload_device))]

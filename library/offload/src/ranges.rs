@@ -16,10 +16,13 @@
 //! count and the record agree whenever the record is consulted. A launch's plain `&T`/`&mut T`
 //! arguments, which the runtime maps and releases within the launch, hold their roots busy
 //! for its length ([`LaunchHold`]); new ones are roots of the launch's own until it returns.
+//! Plain `&T` arguments may overlap each other, which the runtime cannot map as they come
+//! ([`plan_launch`]): the library maps each group of them as one range, held by the launch.
 
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
+use crate::intrinsics::preload_kind;
 use crate::{Error, memory};
 
 /// `(device, start, end)` of a root.
@@ -78,10 +81,80 @@ pub(crate) enum Settle {
 #[derive(Debug, Default)]
 struct Registry {
     roots: BTreeMap<Key, Root>,
-    /// The roots each running launch holds ([`LaunchHold`]), by its number.
-    launches: BTreeMap<u64, Vec<(Key, bool)>>,
+    /// What each running launch holds ([`LaunchHold`]), by its number.
+    launches: BTreeMap<u64, Launch>,
     /// The number of the next launch that holds roots (0: none).
     next_launch: u64,
+}
+
+/// What a running launch holds: the roots of its plain arguments (`true`: the launch's own,
+/// new data), and the ranges the library mapped for it ([`LaunchPlan::joined`]), on `device`
+/// (as the launch names it).
+#[derive(Debug)]
+struct Launch {
+    held: Vec<(Key, bool)>,
+    joined: Vec<(*const u8, usize)>,
+    device: i64,
+}
+
+// SAFETY: the addresses are only handed back to the runtime, by the thread that mapped them.
+unsafe impl Send for Launch {}
+
+/// How a launch maps the data of its plain `&T`/`&mut T` arguments.
+///
+/// The runtime's begin mapper maps its entries in the arguments' order and ends the process on
+/// an entry that encloses, or partly overlaps, one mapped before it ("explicit extension not
+/// allowed"), so it cannot map `(&xs[..10], &xs[..])`, nor `(&xs[..60], &xs[40..])` in either
+/// order, although Rust lets shared references overlap. Each group of overlapping `&T`
+/// arguments is therefore mapped by the library, before the launch, as the one range that
+/// covers them (copied in once), and the launch's mappers map nothing of their own for them
+/// (size 0): the runtime finds each argument's address inside that range. An argument that
+/// overlaps no other is mapped by the launch, as before. A `&mut T` argument overlapping
+/// another cannot come from safe code (the borrows would conflict) and is refused.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct LaunchPlan {
+    /// `(start, end)` of each range the launch maps, disjoint, in ascending order, with whether
+    /// it is a group of several arguments (mapped by the library).
+    ranges: Vec<(usize, usize, bool)>,
+    /// For each argument, in order: whether it lies in a group.
+    pub(crate) in_group: Vec<bool>,
+}
+
+impl LaunchPlan {
+    /// Whether the library maps any range itself.
+    pub(crate) fn joins(&self) -> bool {
+        self.ranges.iter().any(|&(_, _, group)| group)
+    }
+}
+
+/// [`LaunchPlan`] of the plain arguments `(start, bytes, write)` of one launch, in order (each
+/// non-empty), or [`Error::OverlapsMapped`] for a `&mut T` argument that overlaps another.
+pub(crate) fn plan_launch(arguments: &[(usize, usize, bool)]) -> Result<LaunchPlan, Error> {
+    // By start, the longest first: an argument then overlaps the group before it, or none.
+    let mut order: Vec<usize> = (0..arguments.len()).collect();
+    order.sort_by_key(|&i| (arguments[i].0, core::cmp::Reverse(arguments[i].1)));
+    // `(start, end, write, members)` of each group, and each argument's group.
+    let mut groups: Vec<(usize, usize, bool, usize)> = Vec::new();
+    let mut group_of = vec![0; arguments.len()];
+    for i in order {
+        let (start, bytes, write) = arguments[i];
+        let end = start + bytes;
+        match groups.last_mut() {
+            Some(group) if start < group.1 => {
+                if write || group.2 {
+                    return Err(Error::OverlapsMapped { bytes, kernel: None });
+                }
+                group.1 = group.1.max(end);
+                group.3 += 1;
+            }
+            _ => groups.push((start, end, write, 1)),
+        }
+        group_of[i] = groups.len() - 1;
+    }
+    Ok(LaunchPlan {
+        in_group: group_of.iter().map(|&g| groups[g].3 > 1).collect(),
+        ranges: groups.into_iter().map(|(s, e, _, members)| (s, e, members > 1)).collect(),
+    })
 }
 
 /// Where a range stands against the roots.
@@ -116,7 +189,7 @@ impl Registry {
             }
         }
         match (inside, outside) {
-            (_, true) => Err(Error::OverlapsMapped { bytes }),
+            (_, true) => Err(Error::OverlapsMapped { bytes, kernel: None }),
             (Some(key), false) => Ok(Standing::Present(key)),
             (None, false) => Ok(Standing::New),
         }
@@ -251,40 +324,23 @@ impl Registry {
         }
     }
 
-    /// The roots a launch maps around itself (`(start, bytes)` of each plain argument, in
-    /// order), checked as a preload is and marked busy for the launch: the runtime maps them
-    /// and releases them within it. New ranges become roots of the launch's own (`true`).
-    /// `room` refuses the new bytes together; `None`: wait and try again.
+    /// The roots of the ranges a launch maps ([`LaunchPlan`]), checked as a preload is and
+    /// marked busy for the launch: the runtime maps them and releases them within it. New
+    /// ranges become roots of the launch's own (`true`). `room` refuses the new bytes together;
+    /// `None`: wait and try again.
     fn hold_launch(
         &mut self,
         device: i64,
-        ranges: &[(usize, usize)],
+        plan: &LaunchPlan,
         room: impl FnOnce(usize) -> Result<(), Error>,
     ) -> Result<Option<Vec<(Key, bool)>>, Error> {
         let mut new = 0usize;
         let mut held = Vec::new();
-        // The launch maps its arguments in order: a later one must lie inside an earlier one it
-        // overlaps (then it is present, and the earlier one's hold covers it), or the runtime
-        // ends the process.
-        for (i, &(start, bytes)) in ranges.iter().enumerate() {
-            let end = start + bytes;
-            let mut inside_earlier = false;
-            for &(s, b) in &ranges[..i] {
-                let e = s + b;
-                if s < end && start < e {
-                    if !(s <= start && end <= e) {
-                        return Err(Error::OverlapsMapped { bytes });
-                    }
-                    inside_earlier = true;
-                }
-            }
-            if inside_earlier {
-                continue;
-            }
-            match self.standing(device, start, bytes)? {
+        for &(start, end, _) in &plan.ranges {
+            match self.standing(device, start, end - start)? {
                 Standing::Busy => return Ok(None),
                 Standing::New => {
-                    new = new.saturating_add(bytes);
+                    new = new.saturating_add(end - start);
                     held.push(((device, start, end), true));
                 }
                 Standing::Present(key) => held.push((key, false)),
@@ -395,38 +451,71 @@ impl Drop for LaunchHold {
 #[cold]
 #[inline(never)]
 fn release_launch(number: u64) {
-    let mut registry = registry();
-    if let Some(held) = registry.launches.remove(&number) {
-        registry.release_launch(&held);
+    let launch = registry().launches.remove(&number);
+    let Some(launch) = launch else { return };
+    // The ranges the library mapped for the launch go first, while their roots are busy. After
+    // a kernel fault on a GPU (its stream's wait fails) they stay, as `stream::launch_sync`
+    // leaves its own: the context is lost, and the runtime would end the process on them.
+    let lost =
+        !launch.joined.is_empty() && crate::stream::synchronize_pending(launch.device).is_err();
+    for &(data, bytes) in launch.joined.iter().rev().filter(|_| !lost) {
+        // SAFETY: mapped by `hold_launch` for this launch, which has returned; the data is
+        // borrowed by its caller until the hold is dropped.
+        unsafe {
+            crate::stream::release_around::<{ preload_kind::READ }>(
+                launch.device,
+                data,
+                bytes as i64,
+            )
+        };
     }
-    drop(registry);
+    registry().release_launch(&launch.held);
     SETTLED.notify_all();
 }
 
-/// Checks the data a launch maps around itself (`(start, bytes)` of each plain `&T`/`&mut T`
-/// argument, in order) as [`acquire`] checks a preload: every range inside a root or disjoint
-/// from all, inside an earlier argument it overlaps, and the new ones fitting in the device's
-/// memory together. The roots involved stay busy until the returned hold is dropped, after the
-/// launch: the runtime maps and releases them within it, and a guard of overlapping data on
-/// another thread waits for that rather than racing it.
-pub(crate) fn hold_launch(
+/// Checks the ranges a launch maps around itself ([`plan_launch`]) as [`acquire`] checks a
+/// preload: every range inside a root or disjoint from all, and the new ones fitting in the
+/// device's memory together. The roots involved stay busy until the returned hold is dropped,
+/// after the launch: the runtime maps and releases them within it, and a guard of overlapping
+/// data on another thread waits for that rather than racing it. The groups of overlapping `&T`
+/// arguments are mapped here, copied in once (`data(start)` gives the address of the argument a
+/// group starts at), and released when the hold is dropped, before their roots are.
+///
+/// # Safety
+/// The arguments' data must stay borrowed until the hold is dropped, and no kernel may still
+/// use it then; `device` must be the launch's.
+pub(crate) unsafe fn hold_launch(
     device: i64,
-    ranges: impl Iterator<Item = (usize, usize)>,
+    plan: &LaunchPlan,
+    data: impl Fn(usize) -> *const u8,
 ) -> Result<LaunchHold, Error> {
-    let device = device_key(device);
-    let ranges: Vec<(usize, usize)> = ranges.collect();
-    let room = |bytes| memory::check_room(device, bytes);
-    until_settled(|registry| {
-        let held = match registry.hold_launch(device, &ranges, room) {
+    let key = device_key(device);
+    let room = |bytes| memory::check_room(key, bytes);
+    let joined: Vec<(*const u8, usize)> = plan
+        .ranges
+        .iter()
+        .filter(|&&(_, _, group)| group)
+        .map(|&(start, end, _)| (data(start), end - start))
+        .collect();
+    let hold = until_settled(|registry| {
+        let held = match registry.hold_launch(key, plan, room) {
             Ok(Some(held)) => held,
             Ok(None) => return None,
             Err(e) => return Some(Err(e)),
         };
         let number = registry.next_launch;
         registry.next_launch += 1;
-        registry.launches.insert(number, held);
+        registry.launches.insert(number, Launch { held, joined: joined.clone(), device });
         Some(Ok(LaunchHold(number)))
-    })
+    })?;
+    for &(data, bytes) in &joined {
+        // SAFETY: borrowed until the hold is dropped (the caller's contract); the hold releases
+        // it, and its root is busy meanwhile.
+        unsafe {
+            crate::stream::map_around::<{ preload_kind::READ_WRITE }>(device, data, bytes as i64)
+        };
+    }
+    Ok(hold)
 }
 
 #[cfg(test)]
@@ -565,7 +654,7 @@ mod tests {
         let Step::Runtime(mapped) = acquire(&mut r, 0, 64, READ) else { panic!() };
         assert_eq!(r.acquire(0, 8, 8, READ, room).unwrap(), None);
         assert_eq!(r.acquire(0, 32, 64, READ, room).unwrap(), None);
-        assert_eq!(r.hold_launch(0, &[(8, 8)], room).unwrap(), None);
+        assert_eq!(r.hold_launch(0, &plan(&[(8, 8, READ)]), room).unwrap(), None);
         r.settle(mapped);
         assert_eq!(acquire(&mut r, 8, 8, READ), Step::Counted);
         let _ = drop_guard(&mut r, 8, 8, READ);
@@ -619,32 +708,85 @@ mod tests {
         assert!(matches!(r.acquire(0, 0, 32, WRITE, full).unwrap(), Some(Step::Runtime(_))));
     }
 
+    /// The plan of plain arguments `(start, bytes)`, all `&T` but those marked `WRITE`.
+    fn plan(arguments: &[(usize, usize, bool)]) -> LaunchPlan {
+        plan_launch(arguments).unwrap()
+    }
+
     #[test]
-    fn launch_arguments_against_roots_and_each_other() {
+    fn overlapping_shared_arguments_are_mapped_as_one_range() {
+        // Disjoint (or touching) arguments: each maps alone, as the launch passes them.
+        let p = plan(&[(0, 40, READ), (40, 8, WRITE), (100, 4, READ)]);
+        assert_eq!(p.ranges, [(0, 40, false), (40, 48, false), (100, 104, false)]);
+        assert_eq!(p.in_group, [false, false, false]);
+        assert!(!p.joins());
+        // One inside another, in either order, and the same data twice: one range.
+        for arguments in [
+            &[(0, 40, READ), (0, 400, READ)][..],
+            &[(0, 400, READ), (0, 40, READ)],
+            &[(0, 400, READ), (0, 400, READ)],
+            &[(80, 40, READ), (0, 400, READ)],
+        ] {
+            let p = plan(arguments);
+            assert_eq!(p.ranges, [(0, 400, true)], "{arguments:?}");
+            assert_eq!(p.in_group, [true, true]);
+            assert!(p.joins());
+        }
+        // Partly overlapping, in either order, chained through a third, beside a `&mut`.
+        let p = plan(&[(160, 240, READ), (500, 8, WRITE), (0, 240, READ), (380, 40, READ)]);
+        assert_eq!(p.ranges, [(0, 420, true), (500, 508, false)]);
+        assert_eq!(p.in_group, [true, false, true, true]);
+        // A `&mut` overlapping anything (only unsafe code can make one) is refused.
+        for arguments in [
+            &[(0, 40, WRITE), (0, 400, READ)][..],
+            &[(0, 400, READ), (10, 4, WRITE)],
+            &[(0, 8, WRITE), (0, 8, WRITE)],
+        ] {
+            let e = plan_launch(arguments);
+            assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{arguments:?}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn launch_arguments_against_roots() {
         let mut r = Registry::default();
         let _ = preload(&mut r, 100, 100, READ);
-        // Present, new, and new inside an earlier argument (counted once, held once).
+        // Present, new, and new overlapping each other (one range, counted once, held once).
         let mut new = 0;
-        let held = r.hold_launch(0, &[(120, 10), (0, 50), (10, 20)], |b| {
+        let p = plan(&[(120, 10, READ), (0, 50, READ), (10, 20, READ), (40, 20, READ)]);
+        let held = r.hold_launch(0, &p, |b| {
             new = b;
             Ok(())
         });
         let held = held.unwrap().unwrap();
-        assert_eq!(new, 50);
-        assert_eq!(held, [((0, 100, 200), false), ((0, 0, 50), true)]);
+        assert_eq!(new, 60);
+        assert_eq!(held, [((0, 0, 60), true), ((0, 100, 200), false)]);
         // While the launch runs, guards of its data wait; its release frees them.
         assert_eq!(r.acquire(0, 110, 10, READ, room).unwrap(), None);
         assert_eq!(r.acquire(0, 0, 8, READ, room).unwrap(), None);
+        assert_eq!(r.acquire(0, 55, 8, READ, room).unwrap(), None);
         assert_eq!(r.release(0, 100, 100, READ), None);
         r.release_launch(&held);
         assert_eq!(r.roots.len(), 1);
         assert_eq!(r.roots[&(0, 100, 200)].busy, 0);
-        for ranges in [&[(50, 100)][..], &[(0, 300)], &[(0, 10), (5, 10)], &[(5, 2), (0, 10)]] {
-            let e = r.hold_launch(0, ranges, room);
-            assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{ranges:?}: {e:?}");
+        // Enclosing or partly overlapping preloaded data, alone or as a group: refused.
+        for arguments in [
+            &[(50, 100, READ)][..],
+            &[(0, 300, READ)],
+            &[(90, 20, READ), (80, 15, READ)],
+            &[(110, 10, READ), (150, 100, READ)],
+        ] {
+            let e = r.hold_launch(0, &plan(arguments), room);
+            assert!(matches!(e, Err(Error::OverlapsMapped { .. })), "{arguments:?}: {e:?}");
         }
+        // A group inside preloaded data is present.
+        let p = plan(&[(110, 10, READ), (115, 20, READ)]);
+        let held = r.hold_launch(0, &p, room).unwrap().unwrap();
+        assert_eq!(held, [((0, 100, 200), false)]);
+        r.release_launch(&held);
         let full = |bytes| Err(Error::OutOfMemory { bytes, available: 0 });
-        assert!(matches!(r.hold_launch(0, &[(0, 8)], full), Err(Error::OutOfMemory { .. })));
+        let e = r.hold_launch(0, &plan(&[(0, 8, READ)]), full);
+        assert!(matches!(e, Err(Error::OutOfMemory { .. })));
         assert_eq!(r.roots.len(), 1, "a refused launch holds nothing");
     }
 }

@@ -1,48 +1,78 @@
 //! Thin checked layer over [`crate::sys`]: one function per runtime query, returning `Result`.
 
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
 
 use crate::{Error, cuda, sys};
 
-/// Whether the runtime has a device: unknown until first asked, then fixed (devices are found
-/// once, when the images register).
-static HAS_DEVICE: AtomicU8 = AtomicU8::new(UNKNOWN);
-const UNKNOWN: u8 = 0;
-const YES: u8 = 1;
-const NO: u8 = 2;
+/// How many devices the runtime can offload to: unknown (-1) until first asked, then fixed
+/// (devices are found once, when the images register).
+static DEVICES: AtomicI32 = AtomicI32::new(-1);
 
-/// Succeeds when the runtime has a device to offload to, else [`Error::NoDevice`]. Asks the
-/// runtime once per process: every preload goes through here, and a mapper pair on present
-/// data costs about a microsecond.
+/// How many devices the runtime can offload to: 0 without one, and with offloading disabled.
+/// Asks the runtime once per process.
 #[inline]
-pub fn require_device() -> Result<(), Error> {
-    let known = match HAS_DEVICE.load(Ordering::Relaxed) {
-        UNKNOWN => {
-            // `OMP_TARGET_OFFLOAD=DISABLED` means no device (OpenMP 5.2, 2.5.1), although
-            // libomptarget 19 still counts its devices then and only refuses the launches.
-            let disabled = std::env::var("OMP_TARGET_OFFLOAD")
-                .is_ok_and(|v| v.eq_ignore_ascii_case("disabled"));
-            // SAFETY: a plain query; the runtime initialises itself on first use.
-            let yes = !disabled && unsafe { sys::omp_get_num_devices() } > 0;
-            let v = if yes { YES } else { NO };
-            HAS_DEVICE.store(v, Ordering::Relaxed);
-            v
-        }
-        v => v,
-    };
-    if known == YES { Ok(()) } else { Err(Error::NoDevice) }
+pub(crate) fn device_count() -> usize {
+    match DEVICES.load(Ordering::Relaxed) {
+        n if n >= 0 => n as usize,
+        _ => count_devices(),
+    }
 }
 
-/// The runtime's default device, or [`Error::NoDevice`] when it has none to offload to.
-pub(crate) fn default_device() -> Result<i32, Error> {
-    require_device()?;
-    // SAFETY: a plain query.
-    let device = unsafe { sys::omp_get_default_device() };
-    if device < 0 {
+#[cold]
+#[inline(never)]
+fn count_devices() -> usize {
+    // `OMP_TARGET_OFFLOAD=DISABLED` means no device (OpenMP 5.2, 2.5.1), although libomptarget
+    // 19 still counts its devices then and only refuses the launches.
+    let disabled =
+        std::env::var("OMP_TARGET_OFFLOAD").is_ok_and(|v| v.eq_ignore_ascii_case("disabled"));
+    // SAFETY: a plain query; the runtime initialises itself on first use.
+    let n = if disabled { 0 } else { unsafe { sys::omp_get_num_devices() }.max(0) };
+    DEVICES.store(n, Ordering::Relaxed);
+    n as usize
+}
+
+/// Succeeds when `device` (a runtime device number, or -1 for the default) is a device the
+/// runtime can offload to: else [`Error::NoDevice`] when it has none, and
+/// [`Error::InvalidDefaultDevice`] when the default is not one of them (libomptarget 19 would
+/// skip every copy and fail the launches on the host's number, and end the process past it).
+/// Every preload and launch goes through here: the count is asked once per process, the
+/// default device on each call (a program may change it; a plain read of the thread's setting).
+#[inline]
+pub fn require_device(device: i64) -> Result<(), Error> {
+    let count = device_count();
+    if count == 0 {
         return Err(Error::NoDevice);
     }
-    Ok(device)
+    if device < 0 {
+        return default_in(count).map(drop);
+    }
+    // A `Device` is numbered below the count when it is made; checked again, as it costs one
+    // comparison.
+    match usize::try_from(device) {
+        Ok(id) if id < count => Ok(()),
+        _ => Err(Error::NoSuchDevice { id: device as usize, count }),
+    }
+}
+
+/// The runtime's default device: [`Error::NoDevice`] when it has none to offload to, and
+/// [`Error::InvalidDefaultDevice`] when the default is not one of its devices.
+pub(crate) fn default_device() -> Result<i32, Error> {
+    match device_count() {
+        0 => Err(Error::NoDevice),
+        count => default_in(count),
+    }
+}
+
+/// The default device, checked against the runtime's `count` devices.
+#[inline]
+fn default_in(count: usize) -> Result<i32, Error> {
+    // SAFETY: a plain query.
+    let id = unsafe { sys::omp_get_default_device() };
+    match usize::try_from(id) {
+        Ok(n) if n < count => Ok(id),
+        _ => Err(Error::InvalidDefaultDevice { id: i64::from(id), count }),
+    }
 }
 
 /// A device argument as the runtime's device number: -1 (the default) becomes the default

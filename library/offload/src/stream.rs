@@ -39,15 +39,29 @@ pub struct CudaImage {
     pub(crate) len: i64,
 }
 
-/// One parameter slot of an asynchronous launch: what the launch marker's triple holds.
+/// One parameter slot of a launch: what the launch marker's triple holds.
 #[derive(Clone, Copy)]
+#[repr(C)]
 pub struct Slot {
-    /// An `intrinsics::arg_kind` constant: `LITERAL` or `PRESENT`.
+    /// An `intrinsics::arg_kind` constant.
     pub kind: i64,
-    /// A scalar's bits, or the host address of present data.
+    /// A scalar's bits, or the host address of the data.
     pub value: *const u8,
     /// Bytes the address covers (0: an empty range, passed as null).
     pub size: i64,
+    /// For data the launch maps around itself (`MAP_TO`, `MAP_TO_FROM`): the bytes its mappers
+    /// map at `value`, the marker's size operand. `size`, or 0 where the library has mapped the
+    /// data already, for the launch, as part of one range that overlapping `&T` arguments
+    /// share (`launch::check_mapped`): the runtime then finds the address inside that range.
+    pub map: i64,
+}
+
+impl Slot {
+    /// A slot whose data, if the launch maps it, is mapped as it is.
+    #[inline(always)]
+    pub const fn new(kind: i64, value: *const u8, size: i64) -> Slot {
+        Slot { kind, value, size, map: size }
+    }
 }
 
 /// A GPU's stream, its module (the program's cubin, loaded once more by the library) and its
@@ -179,8 +193,9 @@ pub unsafe fn launch_async(
 /// faults is [`Error::Cuda`] here (and at every later wait: the driver keeps the error) instead
 /// of libomptarget 19 ending the process. Arguments mapped around the launch (plain `&T` and
 /// `&mut T`) are mapped by the runtime's begin mapper first, as the lowering maps them (TO and
-/// ALWAYS), and released after (`&mut T` copied back: FROM and ALWAYS); present data and values
-/// pass as they are. The kernel is enqueued as [`launch_async`] enqueues it, then waited for.
+/// ALWAYS), and released after (`&mut T` copied back: FROM and ALWAYS), but for those the
+/// library has mapped already (overlapping `&T` arguments, [`Slot::map`] 0); present data and
+/// values pass as they are. The kernel is enqueued as [`launch_async`] enqueues it, then waited for.
 /// After a fault the mappings are left as they are: the GPU's context is lost, and the runtime
 /// would end the process on the copy back. `Ok(false)` when the device is not a CUDA GPU, or
 /// `OFFLOAD_LAUNCH=runtime` asks for libomptarget's `__tgt_target_kernel` always: the caller
@@ -201,10 +216,12 @@ pub unsafe fn launch_sync(
         return Ok(false);
     }
     let Some((_, ordinal)) = cuda_ordinal(image, device) else { return Ok(false) };
-    let mapped = crate::launch::mapped;
-    for slot in slots.iter().filter(|s| mapped(s)) {
+    // The slots whose data this launch maps itself (the others the library mapped already, in
+    // a range overlapping `&T` arguments share).
+    let mapped = |s: &&Slot| crate::launch::mapped(s) && s.map > 0;
+    for slot in slots.iter().filter(mapped) {
         // SAFETY: the caller's borrow of the data lasts the whole call.
-        unsafe { map_around::<{ preload_kind::READ_WRITE }>(device, slot) };
+        unsafe { map_around::<{ preload_kind::READ_WRITE }>(device, slot.value, slot.map) };
     }
     let present: Vec<Slot> = slots
         .iter()
@@ -226,13 +243,13 @@ pub unsafe fn launch_sync(
     // Launched and finished, or not launched (the module or the kernel could not be loaded):
     // either way the mappings go.
     let result = enqueued;
-    for slot in slots.iter().filter(|s| mapped(s)).rev() {
+    for slot in slots.iter().filter(mapped).rev() {
         // SAFETY: mapped above with the same range; the kernel has finished.
         unsafe {
             if slot.kind == arg_kind::MAP_TO_FROM {
-                release_around::<{ preload_kind::READ_WRITE }>(device, slot);
+                release_around::<{ preload_kind::READ_WRITE }>(device, slot.value, slot.map);
             } else {
-                release_around::<{ preload_kind::READ }>(device, slot);
+                release_around::<{ preload_kind::READ }>(device, slot.value, slot.map);
             }
         }
     }
@@ -243,24 +260,25 @@ pub unsafe fn launch_sync(
 // constant operand, and two calls in the branches of one function would be merged into one
 // call of a selected kind.
 
-/// The begin mapper of a slot mapped around a launch.
+/// The begin mapper of `bytes` at `data`, mapped around a launch: a slot's data, or the range
+/// that overlapping `&T` arguments share (`ranges::hold_launch`).
 ///
 /// # Safety
-/// The slot's data must stay borrowed until [`release_around`].
+/// The data must stay borrowed until [`release_around`].
 #[inline(never)]
-unsafe fn map_around<const KIND: i64>(device: i64, slot: &Slot) {
+pub(crate) unsafe fn map_around<const KIND: i64>(device: i64, data: *const u8, bytes: i64) {
     // SAFETY: per the caller.
-    unsafe { intrinsics::preload(device, slot.value, slot.size, KIND) };
+    unsafe { intrinsics::preload(device, data, bytes, KIND) };
 }
 
-/// The end mapper of a slot mapped by [`map_around`].
+/// The end mapper of data mapped by [`map_around`].
 ///
 /// # Safety
-/// The slot must have been mapped by [`map_around`], and no kernel may still use it.
+/// The data must have been mapped by [`map_around`], and no kernel may still use it.
 #[inline(never)]
-unsafe fn release_around<const KIND: i64>(device: i64, slot: &Slot) {
+pub(crate) unsafe fn release_around<const KIND: i64>(device: i64, data: *const u8, bytes: i64) {
     // SAFETY: per the caller.
-    unsafe { intrinsics::release(device, slot.value, slot.size, KIND) };
+    unsafe { intrinsics::release(device, data, bytes, KIND) };
 }
 
 /// `OFFLOAD_LAUNCH=runtime`: every synchronous launch goes through libomptarget's

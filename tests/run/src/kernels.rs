@@ -148,3 +148,16 @@ where
         y[i] = x[i];
     }
 }
+
+/// `out[i] = window[i % window.len()] / sum(whole)`: two shared slices that may overlap.
+#[offload::kernel]
+pub fn normalise(window: &[f32], whole: &[f32], out: &mut [f32]) {
+    let i = offload::gpu::global_id_x();
+    if i < out.len() && !window.is_empty() {
+        let mut sum = 0.0;
+        for x in whole {
+            sum += *x;
+        }
+        out[i] = window[i % window.len()] / sum;
+    }
+}

@@ -1,10 +1,12 @@
 //! One thread preloads data while another launches with a part of it as a plain `&[T]`, at the
 //! same moment: whichever maps first, the other waits for it or finds its data present, and the
-//! runtime is never asked for a mapping that encloses another (which ends the process). Each
-//! round copies x in for the preload and the part in for the launch (ALWAYS), and each
-//! thread's y in and out.
+//! runtime is never asked for a mapping that encloses another (which ends the process). A third
+//! thread launches with two overlapping parts as plain `&[T]`s, which the library maps as one
+//! range for that launch, at the same moment too. Each round copies x in for the preload, the
+//! part in for the launch (ALWAYS), the third thread's range in once, and each thread's y in
+//! and out.
 //@ tsan
-//@ run: 40 => h2d=160 d2h=80
+//@ run: 40 => h2d=240 d2h=120
 
 use std::sync::Barrier;
 
@@ -16,7 +18,7 @@ fn main() {
     let rounds: usize = std::env::args().nth(1).unwrap().parse().unwrap();
     let n = 512;
     let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let start = Barrier::new(2);
+    let start = Barrier::new(3);
     std::thread::scope(|s| {
         let (xs, start) = (&xs, &start);
         s.spawn(move || {
@@ -36,6 +38,17 @@ fn main() {
                 offload::launch!(kernels::saxpy, 1, 128, (1.0f32, &xs[..n / 4], &mut ys[..])).unwrap();
             }
             assert!(ys.iter().enumerate().all(|(i, &y)| y == (rounds * i) as f32), "{}", ys[1]);
+        });
+        s.spawn(move || {
+            let mut zs = vec![0.0f32; 128];
+            for _ in 0..rounds {
+                start.wait();
+                // 2 in (the range both parts lie in, once), 1 out
+                let (window, whole) = (&xs[..n / 8], &xs[..n / 4]);
+                offload::launch!(kernels::normalise, 1, 128, (window, whole, &mut zs[..])).unwrap();
+            }
+            let sum: f32 = xs[..n / 4].iter().sum();
+            assert!(zs.iter().enumerate().all(|(i, &z)| z == xs[i % (n / 8)] / sum), "{}", zs[1]);
         });
     });
     println!("ok: {rounds} rounds");

@@ -1,0 +1,39 @@
+//! `HostBuffer`: pinned host memory that preloads and launches take like any slice, and whose
+//! failures say what failed: an allocation the runtime refuses (256 TiB, more than any
+//! machine's address space) is `Error::MapFailed` with the bytes asked for, and one whose size
+//! overflows is `Error::HostBufferTooLarge` with the elements asked for; neither speaks of the
+//! device. Copies: the launch's `&mut` argument, 1 in and 1 out.
+//@ run: => h2d=1 d2h=1
+
+use offload::{Error, HostBuffer};
+
+#[allow(dead_code)]
+#[path = "../kernels.rs"]
+mod kernels;
+
+fn main() -> Result<(), Error> {
+    let mut buf = HostBuffer::new(1000, 7u32)?;
+    offload::launch!(kernels::increment, 8, 128, (&mut buf[..],))?;
+    assert!(buf.iter().all(|&x| x == 8));
+    assert_eq!(&HostBuffer::from_slice(&[1.0f32, 2.0])?[..], [1.0, 2.0]);
+
+    let e = HostBuffer::new(1 << 46, 0.0f32).err().expect("256 TiB of pinned memory");
+    assert_eq!(e, Error::MapFailed { bytes: 1 << 48 });
+    let message = e.to_string();
+    println!("{message}");
+    assert!(message.starts_with("could not allocate 281474976710656 bytes of pinned host memory"));
+    for wrong in ["map", "device", "overlap"] {
+        assert!(!message.contains(wrong), "{message}");
+    }
+
+    let e = HostBuffer::new(usize::MAX / 2, 0.0f32).err().expect("more bytes than usize");
+    assert_eq!(e, Error::HostBufferTooLarge { len: usize::MAX / 2, element_bytes: 4 });
+    let message = e.to_string();
+    println!("{message}");
+    let bytes = (usize::MAX / 2) as u128 * 4;
+    assert!(message.contains(&format!("would be {bytes} bytes")), "{message}");
+    let e = HostBuffer::new(isize::MAX as usize + 1, 0u8).err().expect("more than a slice holds");
+    assert!(matches!(e, Error::HostBufferTooLarge { element_bytes: 1, .. }), "{e:?}");
+    println!("ok");
+    Ok(())
+}
