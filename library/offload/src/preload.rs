@@ -79,7 +79,8 @@ pub(crate) fn preload_on<T: ?Sized + DeviceCopy>(
     device: i64,
     data: &T,
 ) -> Result<Preload<'_, T>, Error> {
-    map::<{ preload_kind::READ }>(device, data as *const T as *const u8, size_of_val(data))?;
+    let device =
+        map::<{ preload_kind::READ }>(device, data as *const T as *const u8, size_of_val(data))?;
     Ok(Preload { data, device })
 }
 
@@ -91,7 +92,7 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
     data: &mut T,
 ) -> Result<PreloadMut<'_, T>, Error> {
     let bytes = size_of_val(data);
-    map::<{ preload_kind::READ_WRITE }>(device, data as *mut T as *const u8, bytes)?;
+    let device = map::<{ preload_kind::READ_WRITE }>(device, data as *mut T as *const u8, bytes)?;
     Ok(PreloadMut { data, device, _borrow: PhantomData })
 }
 
@@ -102,19 +103,24 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
 /// process under `OMP_TARGET_OFFLOAD=MANDATORY` or `DEFAULT`, and one on the host's device
 /// number does nothing. With offloading disabled there is no device, and the default device
 /// may be none of the runtime's: [`rt::require_device`] reports both first.
+///
+/// Returns the device's number (the default's, for -1), which the guard keeps: its data goes
+/// back from where it was mapped, whatever the default is by then.
 #[inline(always)]
-fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<(), Error> {
-    rt::require_device(device)?;
+fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<i64, Error> {
+    // The mappers below are given `device` as it came (-1 stays the runtime's "default"), which
+    // is `resolved` on this thread until the guard is made.
+    let resolved = rt::require_device(device)?;
     if bytes == 0 {
         // Nothing to copy: the runtime is not asked to map an empty range.
-        return Ok(());
+        return Ok(resolved);
     }
     let write = KIND == preload_kind::READ_WRITE;
     // A `Preload` inside a live `Preload`'s data is counted by the record, with no runtime call
     // and no wait: no queued kernel can be writing data that is borrowed shared. (A program
     // that never launched asynchronously has nothing queued, and goes the common way.)
     if stream::launched_async() && ranges::try_count(device, ptr as usize, bytes, write) {
-        return Ok(());
+        return Ok(resolved);
     }
     // The runtime's copies must not overlap a kernel still queued on the library's stream.
     stream::synchronize_pending(device)?;
@@ -130,7 +136,7 @@ fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<(),
         ranges::Step::Refresh(settle) => refresh(device, ptr, bytes, false, settle),
         ranges::Step::MapRefresh(settle) => refresh(device, ptr, bytes, true, settle),
     }
-    Ok(())
+    Ok(resolved)
 }
 
 /// A `Preload` of present data that no live `Preload` holds ([`ranges::Step::Refresh`]): the
@@ -172,7 +178,7 @@ fn unmap<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) {
 }
 
 impl<T: ?Sized> Preload<'_, T> {
-    /// The runtime device number the copy lives on (-1: the default device).
+    /// The runtime device number the copy lives on (the default device's when it was made).
     pub(crate) fn device(&self) -> i64 {
         self.device
     }
@@ -193,7 +199,7 @@ impl<T: ?Sized> Preload<'_, T> {
 }
 
 impl<T: ?Sized> PreloadMut<'_, T> {
-    /// The runtime device number the copy lives on (-1: the default device).
+    /// The runtime device number the copy lives on (the default device's when it was made).
     pub(crate) fn device(&self) -> i64 {
         self.device
     }

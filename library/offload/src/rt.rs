@@ -38,19 +38,20 @@ fn count_devices() -> usize {
 /// skip every copy and fail the launches on the host's number, and end the process past it).
 /// Every preload and launch goes through here: the count is asked once per process, the
 /// default device on each call (a program may change it; a plain read of the thread's setting).
+/// Returns the device's number, the default's for -1.
 #[inline]
-pub fn require_device(device: i64) -> Result<(), Error> {
+pub fn require_device(device: i64) -> Result<i64, Error> {
     let count = device_count();
     if count == 0 {
         return Err(Error::NoDevice);
     }
     if device < 0 {
-        return default_in(count).map(drop);
+        return default_in(count).map(i64::from);
     }
     // A `Device` is numbered below the count when it is made; checked again, as it costs one
     // comparison.
     match usize::try_from(device) {
-        Ok(id) if id < count => Ok(()),
+        Ok(id) if id < count => Ok(device),
         _ => Err(Error::NoSuchDevice { id: device as usize, count }),
     }
 }
