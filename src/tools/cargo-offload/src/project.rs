@@ -82,6 +82,11 @@ pub(crate) struct Project {
     /// make), and those the selection enables, as cargo resolved them.
     pub(crate) declared_features: Vec<String>,
     pub(crate) enabled_features: Vec<String>,
+    /// The package's edition, which its kernels are written in.
+    pub(crate) edition: String,
+    /// The settings of the workspace's `[profile.release]` that change what code computes or
+    /// checks (`overflow-checks`, `debug-assertions`), as lines of the image crates' profile.
+    pub(crate) profile: String,
 }
 
 impl Project {
@@ -157,6 +162,7 @@ impl Project {
                 anyhow!("`cargo metadata` did not resolve the features of {}", root.name)
             })?;
         enabled_features.sort();
+        let profile = release_profile(&meta.workspace_root.as_std_path().join("Cargo.toml"))?;
         Ok(Project {
             name: root.name.to_string(),
             manifest: root.manifest_path.as_std_path().to_path_buf(),
@@ -171,6 +177,8 @@ impl Project {
             selection: selection.clone(),
             declared_features,
             enabled_features,
+            edition: root.edition.as_str().to_owned(),
+            profile,
         })
     }
 }
@@ -203,4 +211,23 @@ fn kernels_file(pkg: &Package) -> Result<PathBuf> {
             .map(PathBuf::from)
             .ok_or_else(|| anyhow!("[package.metadata.offload] kernels must be a path string")),
     }
+}
+
+/// What the manifest's `[profile.release]` sets that changes what the kernels compute or check,
+/// as TOML lines: an overflow that panics in the program must panic in its kernels, and a
+/// `debug_assert!` hold in both (cargo's configuration and `CARGO_PROFILE_RELEASE_*` reach the
+/// image builds by themselves).
+fn release_profile(manifest: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(manifest)
+        .with_context(|| format!("reading {}", manifest.display()))?;
+    let table: toml::Table =
+        text.parse().with_context(|| format!("reading {} as TOML", manifest.display()))?;
+    let release = table.get("profile").and_then(|p| p.get("release"));
+    let mut lines = String::new();
+    for key in ["overflow-checks", "debug-assertions"] {
+        if let Some(value) = release.and_then(|r| r.get(key)) {
+            lines += &format!("{key} = {value}\n");
+        }
+    }
+    Ok(lines)
 }

@@ -16,10 +16,20 @@ fn offload_dir() -> PathBuf {
 
 /// A package named `app` with the given extra manifest text and files.
 fn package(extra_manifest: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    package_in("2024", extra_manifest, "", files)
+}
+
+/// [`package`], of `edition`, with `tail` after its `[dependencies]`.
+fn package_in(
+    edition: &str,
+    extra_manifest: &str,
+    tail: &str,
+    files: &[(&str, &str)],
+) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let manifest = format!(
-        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n{extra_manifest}\n\
-         [dependencies]\noffload = {{ path = {:?} }}\n\n[workspace]\n",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"{edition}\"\n{extra_manifest}\n\
+         [dependencies]\noffload = {{ path = {:?} }}\n\n[workspace]\n{tail}",
         offload_dir().display().to_string()
     );
     std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
@@ -433,4 +443,30 @@ fn features_reach_the_program_and_the_kernels() {
         manifest.contains("[features]\n\"default\" = []\n\"half\" = []\n\"wide\" = []\n"),
         "{manifest}"
     );
+}
+
+#[test]
+fn the_image_crates_take_the_edition_and_the_checks_of_the_package() {
+    let pkg = package_in(
+        "2021",
+        "",
+        "\n[profile.release]\noverflow-checks = true\ndebug-assertions = true\nlto = true\n",
+        &[("src/main.rs", "mod kernels;\nfn main() {}\n"), ("src/kernels.rs", KERNELS)],
+    );
+    let (ok, _, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
+    assert!(ok, "{err}");
+    let manifest =
+        std::fs::read_to_string(pkg.path().join("target/offload/images/app/x86_64/Cargo.toml"))
+            .unwrap();
+    assert!(manifest.contains("edition = \"2021\""), "{manifest}");
+    // What the kernels compute and check follows the program's profile; how the images are
+    // optimised and linked stays the images' own.
+    assert!(
+        manifest.contains(
+            "[profile.release]\npanic = \"abort\"\ncodegen-units = 1\n\
+             overflow-checks = true\ndebug-assertions = true\n"
+        ),
+        "{manifest}"
+    );
+    assert!(!manifest.contains("lto = true"), "{manifest}");
 }

@@ -45,6 +45,8 @@ impl Built {
             selection: Features::default(),
             declared_features: Vec::new(),
             enabled_features: Vec::new(),
+            edition: "2024".into(),
+            profile: String::new(),
         };
         let built = Built { dir, project };
         for file in ["Cargo.toml", "Cargo.lock", "src/kernels.rs", "offload/src/lib.rs"] {
