@@ -115,12 +115,19 @@ pub(crate) fn write_image_crate(
          // The kernels' `::offload` paths, in any edition (2015 resolves them from the root).\n\
          extern crate offload;\n\n{items}\
          #[path = {folder:?}]\nmod __offload_src {{\n    pub mod {module};\n}}\n\
-         pub use __offload_src::{module} as kernels;\n",
+         pub use __offload_src::{module} as kernels;\n{alias}",
         name = project.name,
         target = shape.target,
         attrs = shape.inner_attrs,
         items = shape.items,
         folder = folder.display().to_string(),
+        // A kernels file the program declares as `mod <module>;` at its root may name itself
+        // `crate::<module>`: so may it here.
+        alias = if module == "kernels" {
+            String::new()
+        } else {
+            format!("pub use __offload_src::{module};\n")
+        },
     );
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     write_if_changed(&dir.join("Cargo.toml"), &manifest)?;

@@ -114,7 +114,7 @@ impl Project {
         })?;
         let dir =
             root.manifest_path.parent().map(|p| p.as_std_path().to_path_buf()).unwrap_or_default();
-        let kernels = dir.join(kernels_file(root)?);
+        let kernels = dir.join(kernels_file(root, &dir)?);
         if !kernels.is_file() {
             bail!(
                 "no kernels file at {} (put the #[offload::kernel] functions in src/kernels.rs, or name the file in [package.metadata.offload] kernels = \"...\")",
@@ -203,8 +203,15 @@ fn offload_closure(meta: &cargo_metadata::Metadata) -> Vec<&Package> {
     meta.packages.iter().filter(|p| seen.contains(&p.id)).collect()
 }
 
-fn kernels_file(pkg: &Package) -> Result<PathBuf> {
+/// The kernels file: the one the manifest names, else `src/kernels.rs`, else
+/// `src/kernels/mod.rs` (the module `kernels` either way).
+fn kernels_file(pkg: &Package, dir: &Path) -> Result<PathBuf> {
     match pkg.metadata.get("offload").and_then(|o| o.get("kernels")) {
+        None if !dir.join("src/kernels.rs").exists()
+            && dir.join("src/kernels/mod.rs").is_file() =>
+        {
+            Ok(PathBuf::from("src/kernels/mod.rs"))
+        }
         None => Ok(PathBuf::from("src/kernels.rs")),
         Some(v) => v
             .as_str()

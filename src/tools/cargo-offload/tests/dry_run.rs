@@ -193,10 +193,25 @@ fn kernels_file_can_be_named_in_the_manifest_and_roots_the_image_crate() {
     // src/gpu/k/, as in the package.
     let folder = pkg.path().canonicalize().unwrap().join("src/gpu");
     let expected = format!(
-        "#[path = {:?}]\nmod __offload_src {{\n    pub mod k;\n}}\npub use __offload_src::k as kernels;\n",
+        "#[path = {:?}]\nmod __offload_src {{\n    pub mod k;\n}}\npub use __offload_src::k as kernels;\n\
+         pub use __offload_src::k;\n",
         folder.display().to_string()
     );
     assert!(root.ends_with(&expected), "{root}");
+}
+
+#[test]
+fn a_kernels_folder_is_found_as_the_module_kernels() {
+    let pkg = package(
+        "",
+        &[("src/main.rs", "mod kernels;\nfn main() {}\n"), ("src/kernels/mod.rs", KERNELS)],
+    );
+    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().next().unwrap(), IMAGE_LINE);
+    let root = std::fs::read_to_string(pkg.path().join("target/offload/images/app/x86_64/lib.rs"))
+        .unwrap();
+    assert!(root.ends_with("pub use __offload_src::kernels as kernels;\n"), "{root}");
 }
 
 #[test]
