@@ -95,6 +95,10 @@ struct BuildArgs {
     ptxas: Option<PathBuf>,
     #[command(flatten)]
     features: Features,
+    /// Accepted out of cargo's habit: the device images and the program are always built in
+    /// the release profile.
+    #[arg(long, hide = true)]
+    release: bool,
 }
 
 #[derive(Args)]

@@ -106,11 +106,14 @@ impl Project {
             cmd.features(CargoOpt::NoDefaultFeatures);
         }
         let meta = cmd.exec().context("reading the package with `cargo metadata`")?;
-        let root = meta.root_package().ok_or_else(|| {
-            anyhow!(
-                "no package at {} (run in a package folder or pass --manifest-path)",
-                manifest.map_or(".".into(), |m| m.display().to_string())
-            )
+        let root = meta.root_package().ok_or_else(|| match manifest {
+            Some(m) => anyhow!(
+                "{} is a workspace's manifest, not a package's (pass the --manifest-path of the member with the kernels)",
+                m.display()
+            ),
+            None => anyhow!(
+                "no package here but a workspace (run in the folder of the member with the kernels, or pass its --manifest-path)"
+            ),
         })?;
         let dir =
             root.manifest_path.parent().map(|p| p.as_std_path().to_path_buf()).unwrap_or_default();
@@ -129,10 +132,17 @@ impl Project {
                 p.manifest_path.parent().map(|d| d.as_std_path().to_path_buf()).unwrap_or_default()
             })
             .ok_or_else(|| {
-                anyhow!(
-                    "{} does not depend on the `offload` crate (add it to [dependencies])",
-                    root.name
-                )
+                if root.dependencies.iter().any(|d| d.name == "offload" && d.optional) {
+                    anyhow!(
+                        "{} depends on `offload` through an optional dependency that the selected features leave out (enable the feature that enables it, with --features)",
+                        root.name
+                    )
+                } else {
+                    anyhow!(
+                        "{} does not depend on the `offload` crate (add it to [dependencies])",
+                        root.name
+                    )
+                }
             })?;
         let local: Vec<&Package> = meta.packages.iter().filter(|p| p.source.is_none()).collect();
         let mut inputs: Vec<PathBuf> = local

@@ -485,3 +485,50 @@ fn the_image_crates_take_the_edition_and_the_checks_of_the_package() {
     );
     assert!(!manifest.contains("lto = true"), "{manifest}");
 }
+
+#[test]
+fn release_is_accepted_out_of_habit() {
+    let pkg = default_package();
+    let (ok, plain, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
+    assert!(ok, "{err}");
+    let (ok, release, err) = cargo_offload(pkg.path(), &["build", "--dry-run", "--release"]);
+    assert!(ok, "{err}");
+    assert_eq!(plain, release);
+}
+
+#[test]
+fn a_workspace_manifest_is_told_apart_from_a_package() {
+    // The package, a member of a workspace whose manifest is virtual.
+    let ws = default_package();
+    let member = ws.path().join("app");
+    std::fs::create_dir_all(&member).unwrap();
+    for file in ["Cargo.toml", "src"] {
+        std::fs::rename(ws.path().join(file), member.join(file)).unwrap();
+    }
+    let manifest = std::fs::read_to_string(member.join("Cargo.toml")).unwrap();
+    std::fs::write(member.join("Cargo.toml"), manifest.replace("[workspace]\n", "")).unwrap();
+    std::fs::write(ws.path().join("Cargo.toml"), "[workspace]\nmembers = [\"app\"]\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
+        .args(["build", "--dry-run", "--manifest-path"])
+        .arg(ws.path().join("Cargo.toml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("is a workspace's manifest, not a package's"), "{err}");
+}
+
+#[test]
+fn an_optional_offload_left_out_by_the_features_is_named() {
+    let pkg = default_package();
+    let manifest = std::fs::read_to_string(pkg.path().join("Cargo.toml")).unwrap();
+    let manifest = manifest.replace(" }\n\n[workspace]", ", optional = true }\n\n[workspace]");
+    assert!(manifest.contains("optional = true"), "{manifest}");
+    std::fs::write(pkg.path().join("Cargo.toml"), manifest).unwrap();
+    let (ok, _, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
+    assert!(!ok);
+    assert!(
+        err.contains("through an optional dependency that the selected features leave out"),
+        "{err}"
+    );
+}

@@ -13,7 +13,7 @@ pub(crate) fn check_kernels_defined(kernels: &[String], images: &[Image]) -> Res
         for kernel in kernels {
             if !defined.iter().any(|s| s == kernel) {
                 bail!(
-                    "kernel `{kernel}` is launched but the {} image does not define it (is it behind a #[cfg] the device build does not set? rebuild with cargo offload)",
+                    "kernel `{kernel}` is launched but the {} image does not define it (the device images hold the kernels of the kernels file alone: src/kernels.rs, or the file `[package.metadata.offload] kernels` names, and the modules it declares; a kernel defined elsewhere, in main.rs or in another crate, or behind a #[cfg] the device build does not set, is not in them)",
                     image.triple
                 );
             }
@@ -36,4 +36,20 @@ fn names<'data, S: ObjectSymbol<'data>>(symbols: impl Iterator<Item = S>) -> Vec
         .filter(|s| s.is_definition() && s.kind() == object::SymbolKind::Text)
         .filter_map(|s| s.name().ok().map(str::to_owned))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_missing_from_an_image_is_named_with_where_kernels_come_from() {
+        // Any ELF file stands for an image that lacks the kernel.
+        let bytes = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let image = Image { triple: "x86_64-unknown-linux-gnu".into(), bytes };
+        let e = check_kernels_defined(&["in_main".into()], &[image]).unwrap_err().to_string();
+        assert!(e.starts_with("kernel `in_main` is launched but the x86_64-unknown-linux-gnu image does not define it"), "{e}");
+        assert!(e.contains("kernels file alone") && e.contains("in main.rs"), "{e}");
+        assert!(check_kernels_defined(&[], &[]).is_ok());
+    }
 }
