@@ -31,7 +31,8 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream
     }
     let func: ItemFn = syn::parse2(item)?;
     check_signature(&func)?;
-    let params = func.sig.inputs.iter().map(param).collect::<Result<Vec<_>>>()?;
+    let params =
+        func.sig.inputs.iter().enumerate().map(|(i, a)| param(i, a)).collect::<Result<Vec<_>>>()?;
     let device = device_entry(&func, &params);
     let host = host_launcher(&func, &params);
     Ok(quote! { #device #host })
@@ -81,12 +82,17 @@ fn check_signature(func: &ItemFn) -> Result<()> {
     Ok(())
 }
 
-fn param(arg: &FnArg) -> Result<Param> {
+fn param(index: usize, arg: &FnArg) -> Result<Param> {
     let FnArg::Typed(pt) = arg else {
         return Err(Error::new_spanned(arg, "a kernel cannot take `self`"));
     };
-    let Pat::Ident(pi) = &*pt.pat else {
-        return Err(Error::new_spanned(&pt.pat, "kernel parameters must be plain names"));
+    // A parameter the kernel ignores (`_`) still has its slots: they are named here.
+    let name = match &*pt.pat {
+        Pat::Ident(pi) => pi.ident.clone(),
+        Pat::Wild(_) => format_ident!("__offload_unnamed_{index}"),
+        pat => {
+            return Err(Error::new_spanned(pat, "kernel parameters must be plain names (or `_`)"));
+        }
     };
     let shape = match &*pt.ty {
         Type::Reference(r) => {
@@ -109,7 +115,7 @@ fn param(arg: &FnArg) -> Result<Param> {
              taken by value is fine: it only goes to the device",
         ));
     }
-    Ok(Param { name: pi.ident.clone(), shape })
+    Ok(Param { name, shape })
 }
 
 /// `bool` or an array of it, as written (a `bool` behind an alias is refused at the launch,
@@ -186,7 +192,9 @@ fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
     let marker_static = format_ident!("__OFFLOAD_KERNEL_{}", symbol.to_uppercase());
     let (slots, args): (Vec<_>, Vec<_>) = params.iter().map(Param::device_slots).unzip();
     let (slots, slot_types): (Vec<Ident>, Vec<TokenStream>) = slots.into_iter().flatten().unzip();
-    let attrs = &func.attrs;
+    // The body is always inlined into its entry point: an `#[inline]` of the user's would be a
+    // second, conflicting one.
+    let attrs: Vec<_> = func.attrs.iter().filter(|a| !a.path().is_ident("inline")).collect();
     let vis = &func.vis;
     let sig = &func.sig;
     let body = &func.block;

@@ -161,3 +161,14 @@ pub fn normalise(window: &[f32], whole: &[f32], out: &mut [f32]) {
         out[i] = window[i % window.len()] / sum;
     }
 }
+
+/// `y[i] = 7`: a parameter the kernel ignores (`_`), and an `#[inline]` of the user's, which
+/// the kernel's entry point makes moot.
+#[offload::kernel]
+#[inline]
+pub fn ignore_first(_: f32, y: &mut [u32]) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() {
+        y[i] = 7;
+    }
+}
