@@ -172,7 +172,10 @@ impl Project {
                 anyhow!("`cargo metadata` did not resolve the features of {}", root.name)
             })?;
         enabled_features.sort();
-        let profile = release_profile(&meta.workspace_root.as_std_path().join("Cargo.toml"))?;
+        let profile = release_profile(
+            &meta.workspace_root.as_std_path().join("Cargo.toml"),
+            root.name.as_str(),
+        )?;
         Ok(Project {
             name: root.name.to_string(),
             manifest: root.manifest_path.as_std_path().to_path_buf(),
@@ -233,16 +236,18 @@ fn kernels_file(pkg: &Package, dir: &Path) -> Result<PathBuf> {
 /// What the manifest's `[profile.release]` sets that changes what the kernels compute or check,
 /// as TOML lines: an overflow that panics in the program must panic in its kernels, and a
 /// `debug_assert!` hold in both (cargo's configuration and `CARGO_PROFILE_RELEASE_*` reach the
-/// image builds by themselves).
-fn release_profile(manifest: &Path) -> Result<String> {
+/// image builds by themselves). `[profile.release.package.<package>]` comes before the rest:
+/// the kernels are that package's code.
+fn release_profile(manifest: &Path, package: &str) -> Result<String> {
     let text = std::fs::read_to_string(manifest)
         .with_context(|| format!("reading {}", manifest.display()))?;
     let table: toml::Table =
         text.parse().with_context(|| format!("reading {} as TOML", manifest.display()))?;
     let release = table.get("profile").and_then(|p| p.get("release"));
+    let own = release.and_then(|r| r.get("package")).and_then(|p| p.get(package));
     let mut lines = String::new();
     for key in ["overflow-checks", "debug-assertions"] {
-        if let Some(value) = release.and_then(|r| r.get(key)) {
+        if let Some(value) = own.and_then(|o| o.get(key)).or_else(|| release?.get(key)) {
             lines += &format!("{key} = {value}\n");
         }
     }

@@ -465,7 +465,9 @@ fn the_image_crates_take_the_edition_and_the_checks_of_the_package() {
     let pkg = package_in(
         "2021",
         "",
-        "\n[profile.release]\noverflow-checks = true\ndebug-assertions = true\nlto = true\n",
+        "\n[profile.release]\noverflow-checks = true\ndebug-assertions = true\nlto = true\n\
+         [profile.release.package.app]\ndebug-assertions = false\n\
+         [profile.release.package.other]\noverflow-checks = false\n",
         &[("src/main.rs", "mod kernels;\nfn main() {}\n"), ("src/kernels.rs", KERNELS)],
     );
     let (ok, _, err) = cargo_offload(pkg.path(), &["build", "--dry-run"]);
@@ -474,12 +476,12 @@ fn the_image_crates_take_the_edition_and_the_checks_of_the_package() {
         std::fs::read_to_string(pkg.path().join("target/offload/images/app/x86_64/Cargo.toml"))
             .unwrap();
     assert!(manifest.contains("edition = \"2021\""), "{manifest}");
-    // What the kernels compute and check follows the program's profile; how the images are
-    // optimised and linked stays the images' own.
+    // What the kernels compute and check follows the program's profile, the package's own
+    // override first; how the images are optimised and linked stays the images' own.
     assert!(
         manifest.contains(
             "[profile.release]\npanic = \"abort\"\ncodegen-units = 1\n\
-             overflow-checks = true\ndebug-assertions = true\n"
+             overflow-checks = true\ndebug-assertions = false\n"
         ),
         "{manifest}"
     );
