@@ -102,6 +102,19 @@ pub(crate) fn binary(project: &Project, bin: Option<&str>) -> Result<PathBuf> {
     Ok(project.build_dir.join("host").join(HOST_TRIPLE).join("release").join(name))
 }
 
+/// The example to run: one of the package's.
+pub(crate) fn example(project: &Project, name: &str) -> Result<PathBuf> {
+    if !project.examples.iter().any(|e| e == name) {
+        let have = if project.examples.is_empty() {
+            "none".to_owned()
+        } else {
+            project.examples.join(", ")
+        };
+        bail!("{} has no example `{name}` (it has: {have})", project.name);
+    }
+    Ok(project.build_dir.join("host").join(HOST_TRIPLE).join("release/examples").join(name))
+}
+
 fn build_stamp(images: &[Image], abi: &str, linker: &std::path::Path) -> u64 {
     let mut h = DefaultHasher::new();
     abi.hash(&mut h);

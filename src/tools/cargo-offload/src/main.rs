@@ -99,6 +99,23 @@ struct BuildArgs {
     /// the release profile.
     #[arg(long, hide = true)]
     release: bool,
+    /// Build this example of the package too (may be repeated; `run` runs it).
+    #[arg(long, value_name = "NAME")]
+    example: Vec<String>,
+    /// Build every example of the package too.
+    #[arg(long)]
+    examples: bool,
+}
+
+impl BuildArgs {
+    /// cargo's options for the examples asked for.
+    fn example_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = self.example.iter().map(|e| format!("--example={e}")).collect();
+        if self.examples {
+            args.push("--examples".to_owned());
+        }
+        args
+    }
 }
 
 #[derive(Args)]
@@ -106,7 +123,7 @@ struct RunArgs {
     #[command(flatten)]
     build: BuildArgs,
     /// The binary to run, where the package has several.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["example", "examples"])]
     bin: Option<String>,
     /// Arguments for the program.
     #[arg(last = true)]
@@ -230,8 +247,16 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Sub::Run(args) => {
             let config = Config::new(&args.build)?;
+            let bin = match (args.build.example.as_slice(), args.build.examples) {
+                ([], false) => None,
+                ([one], false) => Some(one.as_str()),
+                _ => anyhow::bail!("cargo offload run runs one program: pass one --example"),
+            };
             let project = build(&config, &args.build, HostAction::Build, &TestRun::default())?;
-            let bin = host::binary(&project, args.bin.as_deref())?;
+            let bin = match bin {
+                Some(example) => host::example(&project, example)?,
+                None => host::binary(&project, args.bin.as_deref())?,
+            };
             config.status(&format!("running {}", bin.display()));
             let code = config.runner.run_program(&Cmd::new(bin).args(&args.args))?;
             Ok(u8::try_from(code).unwrap_or(1))
@@ -251,7 +276,7 @@ struct TestRun {
 fn build(config: &Config, args: &BuildArgs, action: HostAction, test: &TestRun) -> Result<Project> {
     // The hold on the images lasts until the host program is linked with them.
     let (project, images, hold) = fresh_or_built_images(config, args)?;
-    let cmd = host::host_command(&project, &images, config, action)?;
+    let cmd = host::host_command(&project, &images, config, action)?.args(args.example_args());
     config.status(&format!("building the host program of {}", project.name));
     if action == HostAction::Test {
         // The tests are linked while the images are held, and run once they are not: a test

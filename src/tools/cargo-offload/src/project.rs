@@ -65,6 +65,8 @@ pub(crate) struct Project {
     pub(crate) build_dir: PathBuf,
     /// Binaries of the package.
     pub(crate) bins: Vec<String>,
+    /// Examples of the package that are programs.
+    pub(crate) examples: Vec<String>,
     /// The one `cargo run` runs where there are several (`default-run`).
     pub(crate) default_run: Option<String>,
     /// The manifests of the package and of its path dependencies, every `Cargo.toml` above
@@ -162,6 +164,12 @@ impl Project {
             .map(|p| p.name.to_string())
             .collect();
         let bins = root.targets.iter().filter(|t| t.is_bin()).map(|t| t.name.clone()).collect();
+        let examples = root
+            .targets
+            .iter()
+            .filter(|t| t.is_example() && t.crate_types.iter().any(|c| *c == "bin".into()))
+            .map(|t| t.name.clone())
+            .collect();
         let declared_features = root.features.keys().cloned().collect();
         let mut enabled_features = meta
             .resolve
@@ -183,6 +191,7 @@ impl Project {
             offload,
             build_dir: meta.target_directory.as_std_path().join("offload"),
             bins,
+            examples,
             default_run: root.default_run.clone(),
             inputs,
             build_scripts,

@@ -534,3 +534,38 @@ fn an_optional_offload_left_out_by_the_features_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn run_builds_and_runs_an_example() {
+    let pkg = package(
+        "",
+        &[
+            ("src/main.rs", "mod kernels;\nfn main() {}\n"),
+            ("src/kernels.rs", KERNELS),
+            ("examples/demo.rs", "#[path = \"../src/kernels.rs\"] mod kernels;\nfn main() {}\n"),
+        ],
+    );
+    let (ok, out, err) =
+        cargo_offload(pkg.path(), &["run", "--dry-run", "--example", "demo", "--", "7"]);
+    assert!(ok, "{err}");
+    let env = "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache";
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[1], format!("{} --example=demo", host_line("build", env)));
+    assert_eq!(
+        lines[2],
+        "$PKG/target/offload/host/x86_64-unknown-linux-gnu/release/examples/demo 7"
+    );
+    // Another name, two examples, or an example with a binary: refused, saying why.
+    let (ok, _, err) = cargo_offload(pkg.path(), &["run", "--dry-run", "--example", "nope"]);
+    assert!(!ok && err.contains("has no example `nope` (it has: demo)"), "{err}");
+    let (ok, _, err) =
+        cargo_offload(pkg.path(), &["run", "--dry-run", "--example", "demo", "--example", "demo"]);
+    assert!(!ok && err.contains("runs one program"), "{err}");
+    let (ok, _, err) =
+        cargo_offload(pkg.path(), &["run", "--dry-run", "--example", "demo", "--bin", "app"]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    // A build takes them too.
+    let (ok, out, err) = cargo_offload(pkg.path(), &["build", "--dry-run", "--examples"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().nth(1).unwrap(), format!("{} --examples", host_line("build", env)));
+}

@@ -43,6 +43,7 @@ impl Built {
             build_scripts: Vec::new(),
             user_rustflags: Vec::new(),
             selection: Features::default(),
+            examples: Vec::new(),
             declared_features: Vec::new(),
             enabled_features: Vec::new(),
             edition: "2024".into(),
