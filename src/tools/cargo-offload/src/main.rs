@@ -99,6 +99,9 @@ struct BuildArgs {
     /// the release profile.
     #[arg(long, hide = true)]
     release: bool,
+    /// Where to build (as cargo's `--target-dir`; default: cargo's target directory).
+    #[arg(long, value_name = "DIRECTORY")]
+    target_dir: Option<PathBuf>,
     /// Build this example of the package too (may be repeated; `run` runs it).
     #[arg(long, value_name = "NAME")]
     example: Vec<String>,
@@ -180,6 +183,13 @@ pub(crate) struct Config {
 
 impl Config {
     fn new(args: &BuildArgs) -> Result<Self> {
+        if let Some(dir) = &args.target_dir {
+            let dir = std::path::absolute(dir)
+                .with_context(|| format!("the target directory {}", dir.display()))?;
+            // Every cargo this tool runs, and `cargo metadata`, take it from there.
+            // SAFETY: no other thread runs yet: the builds start after the configuration.
+            unsafe { std::env::set_var("CARGO_TARGET_DIR", dir) };
+        }
         let offload_ld = match std::env::var_os("OFFLOAD_LD") {
             Some(p) => PathBuf::from(p),
             None => std::env::current_exe()

@@ -569,3 +569,20 @@ fn run_builds_and_runs_an_example() {
     assert!(ok, "{err}");
     assert_eq!(out.lines().nth(1).unwrap(), format!("{} --examples", host_line("build", env)));
 }
+
+#[test]
+fn target_dir_places_every_build() {
+    let pkg = default_package();
+    let out_dir = tempfile::tempdir().unwrap();
+    let target = out_dir.path().join("t");
+    let (ok, out, err) = cargo_offload(
+        pkg.path(),
+        &["build", "--dry-run", "--target-dir", target.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    let target = target.display().to_string();
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with(&format!("CARGO_TARGET_DIR={target}/offload/device ")), "{out}");
+    assert!(lines[1].starts_with(&format!("CARGO_TARGET_DIR={target}/offload/host ")), "{out}");
+    assert!(!out.contains("$PKG/target"), "{out}");
+}
