@@ -96,11 +96,16 @@ pub struct DeviceMemory {
 }
 
 /// What a kernel launched on the default device runs on, for people to read: the NVIDIA GPU's
-/// name, or the runtime's x86_64 host-offload plugin.
+/// name, or the runtime's x86_64 host-offload plugin; where the default device is none (no
+/// device at all, or `OMP_DEFAULT_DEVICE` naming none of the runtime's), "no offload device"
+/// and why.
 pub fn device_name() -> String {
     match rt::default_device() {
         Ok(id) if rt::gpu_ordinal(id as usize).is_some() => describe(id as usize),
-        _ => "host-offload x86_64 (libomptarget host plugin, no GPU)".to_owned(),
+        Ok(_) => "host-offload x86_64 (libomptarget host plugin, no GPU)".to_owned(),
+        // Its message says "no offload device" already.
+        Err(e @ crate::Error::NoDevice) => e.to_string(),
+        Err(e) => format!("no offload device ({e})"),
     }
 }
 

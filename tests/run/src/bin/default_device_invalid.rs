@@ -32,6 +32,7 @@ fn child(id: i64) -> Result<(), Error> {
     let start = format!("the default offload device is {id} (OMP_DEFAULT_DEVICE");
     assert!(message.starts_with(&start), "{message}");
     assert!(message.contains("Device::get"), "{message}");
+    assert_eq!(offload::device_name(), format!("no offload device ({message})"));
     invalid(offload::try_preload(&v[..]).err().unwrap());
     invalid(offload::try_preload_mut(&mut v[..]).err().unwrap());
     invalid(offload::launch!(kernels::increment, 1, 64, (&mut v[..],)).unwrap_err());

@@ -12,6 +12,7 @@ use offload::Error;
 fn main() {
     let mut v = vec![1u32; 64];
     assert_eq!(offload::Device::count(), 0);
+    assert!(offload::device_name().starts_with("no offload device is available"));
     assert!(matches!(offload::try_preload(&v[..]), Err(Error::NoDevice)));
     assert!(matches!(offload::try_preload_mut(&mut v[..]), Err(Error::NoDevice)));
     assert!(matches!(offload::launch!(kernels::increment, 1, 64, (&mut v[..],)), Err(Error::NoDevice)));
