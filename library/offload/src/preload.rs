@@ -109,7 +109,8 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
 #[inline(always)]
 fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<i64, Error> {
     // The mappers below are given `device` as it came (-1 stays the runtime's "default"), which
-    // is `resolved` on this thread until the guard is made.
+    // is `resolved` on this thread until the guard is made; the library's own record and
+    // stream take `resolved`, not asking the runtime for the default again.
     let resolved = rt::require_device(device)?;
     if bytes == 0 {
         // Nothing to copy: the runtime is not asked to map an empty range.
@@ -119,12 +120,12 @@ fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<i64
     // A `Preload` inside a live `Preload`'s data is counted by the record, with no runtime call
     // and no wait: no queued kernel can be writing data that is borrowed shared. (A program
     // that never launched asynchronously has nothing queued, and goes the common way.)
-    if stream::launched_async() && ranges::try_count(device, ptr as usize, bytes, write) {
+    if stream::launched_async() && ranges::try_count(resolved, ptr as usize, bytes, write) {
         return Ok(resolved);
     }
     // The runtime's copies must not overlap a kernel still queued on the library's stream.
-    stream::synchronize_pending(device)?;
-    match ranges::acquire(device, ptr as usize, bytes, write)? {
+    stream::synchronize_pending(resolved)?;
+    match ranges::acquire(resolved, ptr as usize, bytes, write)? {
         ranges::Step::Counted => {}
         ranges::Step::Runtime(settle) => {
             // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it
