@@ -99,7 +99,12 @@ pub(crate) fn binary(project: &Project, bin: Option<&str>) -> Result<PathBuf> {
             }
         },
     };
-    Ok(project.build_dir.join("host").join(HOST_TRIPLE).join("release").join(name))
+    Ok(release_dir(project).join(name))
+}
+
+/// Where the host build puts the package's programs.
+fn release_dir(project: &Project) -> PathBuf {
+    project.build_dir.join("host").join(HOST_TRIPLE).join("release")
 }
 
 /// The example to run: one of the package's.
@@ -112,7 +117,7 @@ pub(crate) fn example(project: &Project, name: &str) -> Result<PathBuf> {
         };
         bail!("{} has no example `{name}` (it has: {have})", project.name);
     }
-    Ok(project.build_dir.join("host").join(HOST_TRIPLE).join("release/examples").join(name))
+    Ok(release_dir(project).join("examples").join(name))
 }
 
 fn build_stamp(images: &[Image], abi: &str, linker: &std::path::Path) -> u64 {
