@@ -2,9 +2,12 @@
 //! launcher).
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens as _, format_ident, quote, quote_spanned};
+use syn::spanned::Spanned as _;
+use syn::visit_mut::VisitMut;
 use syn::{
-    Error, FnArg, GenericParam, Ident, ItemFn, Pat, Result, ReturnType, Type, WherePredicate,
+    Error, FnArg, GenericParam, Ident, ItemFn, Lifetime, Pat, Result, ReturnType, Type,
+    WherePredicate,
 };
 
 /// Prefix of the exported symbol that names a kernel in the host-offload image.
@@ -23,6 +26,8 @@ enum Shape {
 struct Param {
     name: Ident,
     shape: Shape,
+    /// The parameter's type as written, for the checks' spans.
+    ty: Type,
 }
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
@@ -33,9 +38,10 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream
     check_signature(&func)?;
     let params =
         func.sig.inputs.iter().enumerate().map(|(i, a)| param(i, a)).collect::<Result<Vec<_>>>()?;
+    let checks = parameter_checks(&func, &params);
     let device = device_entry(&func, &params);
     let host = host_launcher(&func, &params);
-    Ok(quote! { #device #host })
+    Ok(quote! { #checks #device #host })
 }
 
 fn check_signature(func: &ItemFn) -> Result<()> {
@@ -115,7 +121,7 @@ fn param(index: usize, arg: &FnArg) -> Result<Param> {
              taken by value is fine: it only goes to the device",
         ));
     }
-    Ok(Param { name, shape })
+    Ok(Param { name, shape, ty: (*pt.ty).clone() })
 }
 
 /// `bool` or an array of it, as written (a `bool` behind an alias is refused at the launch,
@@ -137,6 +143,62 @@ fn is_bool_data(ty: &Type) -> bool {
     }
 }
 
+/// Checks of the parameters' types that need the compiler, each error at the parameter: the
+/// data behind a `&T`/`&mut T` must be sized (a slice has a length slot only where the signature
+/// writes `[T]` out: `&Row` with `type Row = [f32]` would lose it), asked here in the host build
+/// and by the device entries in theirs; a value must fit in its 8-byte slot, in every build. Lifetimes do not
+/// change either, so the types are checked with each lifetime taken as `'static`.
+fn parameter_checks(func: &ItemFn, params: &[Param]) -> TokenStream {
+    let kernel = func.sig.ident.to_string();
+    let checks = params.iter().filter_map(|param| {
+        let span = param.ty.span();
+        let name = param.name.to_string();
+        match &param.shape {
+            Shape::Ref { elem, .. } => {
+                let elem = with_static_lifetimes(elem);
+                Some(quote_spanned! {span=>
+                    #[cfg(not(offload_device))]
+                    const _: () = ::offload::__private::sized_data::<#elem>();
+                })
+            }
+            Shape::Value(ty) => {
+                let written = ty.to_token_stream().to_string();
+                let ty = with_static_lifetimes(ty);
+                let message = format!(
+                    "kernel `{kernel}`: parameter `{name}: {written}` is taken by value, and a \
+                     value must fit in the launch's 8-byte slot: take it by reference \
+                     (`{name}: &{written}`), which maps it to the device"
+                );
+                Some(quote_spanned! {span=>
+                    const _: () = ::core::assert!(::core::mem::size_of::<#ty>() <= 8, #message);
+                })
+            }
+            Shape::Slice { .. } => None,
+        }
+    });
+    quote! { #(#checks)* }
+}
+
+/// `ty` with every lifetime `'static`, so that it can be named outside the kernel's signature.
+fn with_static_lifetimes(ty: &Type) -> Type {
+    struct Static;
+    impl VisitMut for Static {
+        fn visit_lifetime_mut(&mut self, lifetime: &mut Lifetime) {
+            *lifetime = Lifetime::new("'static", lifetime.span());
+        }
+        fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+            // `&T` without a lifetime needs one in a constant's type.
+            if r.lifetime.is_none() {
+                r.lifetime = Some(Lifetime::new("'static", r.and_token.span()));
+            }
+            syn::visit_mut::visit_type_reference_mut(self, r);
+        }
+    }
+    let mut ty = ty.clone();
+    Static.visit_type_mut(&mut ty);
+    ty
+}
+
 impl Param {
     /// The slot parameters of the entry point (name and type), and the expression rebuilding
     /// the argument. Address slots are typed as pointers, so the nvptx backend knows them for
@@ -151,12 +213,15 @@ impl Param {
         let word = quote!(u64);
         match &self.shape {
             Shape::Value(_) => (vec![(address.clone(), word)], quote!(#p::value(#address))),
-            Shape::Ref { mutable: false, .. } => {
-                (vec![(address.clone(), ptr)], quote!(#p::reference(#address)))
-            }
-            Shape::Ref { mutable: true, .. } => {
-                (vec![(address.clone(), ptr)], quote!(#p::reference_mut(#address)))
-            }
+            // At the parameter's type: unsized data is refused there (`SizedData`).
+            Shape::Ref { mutable: false, .. } => (
+                vec![(address.clone(), ptr)],
+                quote_spanned!(self.ty.span()=> <_ as #p::SizedData>::reference(#address)),
+            ),
+            Shape::Ref { mutable: true, .. } => (
+                vec![(address.clone(), ptr)],
+                quote_spanned!(self.ty.span()=> <_ as #p::SizedData>::reference_mut(#address)),
+            ),
             Shape::Slice { mutable: false, .. } => (
                 vec![(address.clone(), ptr), (len.clone(), word)],
                 quote!(#p::slice(#address, #len)),

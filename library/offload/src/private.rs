@@ -82,28 +82,51 @@ pub unsafe fn value<T: Copy>(slot: u64) -> T {
     unsafe { core::mem::transmute_copy::<u64, T>(&slot) }
 }
 
-/// A `&T` parameter from its address slot.
-///
-/// # Safety
-/// `address` must be the device address of a mapped, initialised `T`.
-#[inline(always)]
-pub unsafe fn reference<'a, T>(address: *mut u8) -> &'a T {
-    // Zero-sized data is not mapped (its address slot may be null): any aligned address is it.
-    let address =
-        if size_of::<T>() == 0 { NonNull::<T>::dangling().as_ptr() } else { address.cast::<T>() };
-    unsafe { &*address }
+/// The data behind a kernel's `&T`/`&mut T` parameter, rebuilt from its address slot: sized
+/// data. Implemented for every sized type. The host launcher asks for it of each such parameter
+/// (`sized_data`) and the device entry rebuilds the parameter through it, each at the
+/// parameter's type, so that unsized data is refused there with this message rather than deep
+/// inside a device image's build.
+#[diagnostic::on_unimplemented(
+    message = "a kernel's `&T` or `&mut T` parameter must be sized data, or a slice written out as `&[T]`: here `T` is `{Self}`",
+    label = "`{Self}` is unsized here",
+    note = "a slice parameter gets a length slot only where its type is written `&[T]` or `&mut [T]` in the kernel's signature: write the slice type out instead of a type alias; other unsized data (`str`, `dyn Trait`) cannot go to the device"
+)]
+pub trait SizedData {
+    /// A `&T` parameter from its address slot.
+    ///
+    /// # Safety
+    /// `address` must be the device address of a mapped, initialised `T`.
+    unsafe fn reference<'a>(address: *mut u8) -> &'a Self;
+
+    /// A `&mut T` parameter from its address slot.
+    ///
+    /// # Safety
+    /// As [`SizedData::reference`]; the data is shared by the kernel's threads, as in CUDA.
+    unsafe fn reference_mut<'a>(address: *mut u8) -> &'a mut Self;
 }
 
-/// A `&mut T` parameter from its address slot.
-///
-/// # Safety
-/// As [`reference`]; the data is shared by the kernel's threads, as in CUDA.
-#[inline(always)]
-pub unsafe fn reference_mut<'a, T>(address: *mut u8) -> &'a mut T {
-    let address =
-        if size_of::<T>() == 0 { NonNull::<T>::dangling().as_ptr() } else { address.cast::<T>() };
-    unsafe { &mut *address }
+impl<T> SizedData for T {
+    #[inline(always)]
+    unsafe fn reference<'a>(address: *mut u8) -> &'a T {
+        unsafe { &*data_address::<T>(address) }
+    }
+
+    #[inline(always)]
+    unsafe fn reference_mut<'a>(address: *mut u8) -> &'a mut T {
+        unsafe { &mut *data_address::<T>(address) }
+    }
 }
+
+/// Zero-sized data is not mapped (its address slot may be null): any aligned address is it.
+#[inline(always)]
+fn data_address<T>(address: *mut u8) -> *mut T {
+    if size_of::<T>() == 0 { NonNull::<T>::dangling().as_ptr() } else { address.cast::<T>() }
+}
+
+/// Asks for [`SizedData`] of `T` in the host build, which has no device entry.
+#[inline(always)]
+pub const fn sized_data<T: ?Sized + SizedData>() {}
 
 /// A `&[T]` parameter from its address and length slots.
 ///
