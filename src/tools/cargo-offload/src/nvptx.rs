@@ -195,7 +195,8 @@ pub(crate) fn build_nvptx_image(
         anyhow!(
             "{e:#} (the NVIDIA image compiles the kernels file with `core` alone, without what \
              `std` adds: for `f32::sqrt`, `floor`, `sin` and the like use `offload::gpu::math`; \
-             `--devices host` builds the host-offload image alone)"
+             a crate in kernel-dependencies must be `#![no_std]` with the features the program \
+             enables for it; `--devices host` builds the host-offload image alone)"
         )
     })?;
     if new_settings {

@@ -2,13 +2,14 @@
 //!
 //! Convention: a package's kernels live in `src/kernels.rs` (or the file named by
 //! `[package.metadata.offload] kernels = "..."`), declared in the program as `mod kernels;`.
-//! That file, and the modules it declares, may use `offload` and `core` only: it is compiled
-//! for the device images as the root of its own crate.
+//! That file, and the modules it declares, may use `offload`, `core` and the package's
+//! dependencies named in `[package.metadata.offload] kernel-dependencies = [...]`: it is
+//! compiled for the device images as the root of its own crate, which depends on those.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use cargo_metadata::{CargoOpt, MetadataCommand, Package};
+use cargo_metadata::{CargoOpt, DependencyKind, Metadata, MetadataCommand, Package};
 use serde::{Deserialize, Serialize};
 
 /// Cargo's feature selection for the package: passed to the build of the host program, and
@@ -89,6 +90,34 @@ pub(crate) struct Project {
     /// The settings of the workspace's `[profile.release]` that change what code computes or
     /// checks (`overflow-checks`, `debug-assertions`), as lines of the image crates' profile.
     pub(crate) profile: String,
+    /// The package's dependencies its kernels use, which the image crates depend on too.
+    pub(crate) kernel_dependencies: Vec<KernelDependency>,
+}
+
+/// A dependency of the package that its kernels use (`[package.metadata.offload]
+/// kernel-dependencies`), as the image crates declare it: the same package, at the version
+/// cargo resolved for the program, with the features cargo resolved for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct KernelDependency {
+    /// The name the kernels use: the key in the package's `[dependencies]` (a rename, if any).
+    pub(crate) key: String,
+    /// The dependency's package name.
+    pub(crate) package: String,
+    /// Where it comes from, as keys of a TOML dependency (`path = ..`, `version = "=.."`, or
+    /// `git = .., rev = ..`).
+    pub(crate) source: String,
+    /// Its features as resolved for the program's build.
+    pub(crate) features: Vec<String>,
+}
+
+impl KernelDependency {
+    /// The image crate's `[dependencies]` line.
+    pub(crate) fn manifest_line(&self) -> String {
+        format!(
+            "{} = {{ package = {:?}, {}, default-features = false, features = {:?} }}\n",
+            self.key, self.package, self.source, self.features
+        )
+    }
 }
 
 impl Project {
@@ -184,6 +213,7 @@ impl Project {
             &meta.workspace_root.as_std_path().join("Cargo.toml"),
             root.name.as_str(),
         )?;
+        let kernel_dependencies = kernel_dependencies(&meta, root)?;
         Ok(Project {
             name: root.name.to_string(),
             manifest: root.manifest_path.as_std_path().to_path_buf(),
@@ -201,6 +231,7 @@ impl Project {
             enabled_features,
             edition: root.edition.as_str().to_owned(),
             profile,
+            kernel_dependencies,
         })
     }
 }
@@ -223,6 +254,109 @@ fn offload_closure(meta: &cargo_metadata::Metadata) -> Vec<&Package> {
         }
     }
     meta.packages.iter().filter(|p| seen.contains(&p.id)).collect()
+}
+
+/// The dependencies `[package.metadata.offload] kernel-dependencies` names, as cargo resolved
+/// them for the program. An optional one the selected features leave out is left out of the
+/// images too (the kernels' use of it is behind the same feature); a name that is not one of
+/// the package's normal dependencies is an error.
+fn kernel_dependencies(meta: &Metadata, root: &Package) -> Result<Vec<KernelDependency>> {
+    let Some(value) = root.metadata.get("offload").and_then(|o| o.get("kernel-dependencies"))
+    else {
+        return Ok(Vec::new());
+    };
+    let names = value
+        .as_array()
+        .and_then(|a| a.iter().map(|v| v.as_str()).collect::<Option<Vec<_>>>())
+        .ok_or_else(|| {
+            anyhow!(
+                "[package.metadata.offload] kernel-dependencies must be a list of the names of dependencies, e.g. [\"shapes\"]"
+            )
+        })?;
+    let node =
+        meta.resolve.as_ref().and_then(|r| r.nodes.iter().find(|n| n.id == root.id)).ok_or_else(
+            || anyhow!("`cargo metadata` did not resolve the dependencies of {}", root.name),
+        )?;
+    let mut found = Vec::new();
+    for name in names {
+        // The image crates depend on `offload` already.
+        if name == "offload" || found.iter().any(|d: &KernelDependency| d.key == name) {
+            continue;
+        }
+        let declared = root
+            .dependencies
+            .iter()
+            .find(|d| d.kind == DependencyKind::Normal && d.rename.as_deref().unwrap_or(&d.name) == name)
+            .ok_or_else(|| {
+                anyhow!(
+                    "[package.metadata.offload] kernel-dependencies names `{name}`, which is not one of {}'s [dependencies] (the kernels can use the package's own dependencies, not its dev- or build-dependencies: add it with `cargo add {name}`)",
+                    root.name
+                )
+            })?;
+        let crate_name = name.replace('-', "_");
+        let resolved = node.deps.iter().find(|d| {
+            d.name == crate_name && d.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal)
+        });
+        let Some(resolved) = resolved else {
+            if declared.optional {
+                continue;
+            }
+            bail!(
+                "cargo did not resolve `{name}` for {} (a dependency for another target?): the kernels' dependencies must be the program's on x86_64 Linux",
+                root.name
+            );
+        };
+        let package = meta
+            .packages
+            .iter()
+            .find(|p| p.id == resolved.pkg)
+            .ok_or_else(|| anyhow!("`cargo metadata` lists no package {}", resolved.pkg))?;
+        let features = meta
+            .resolve
+            .as_ref()
+            .and_then(|r| r.nodes.iter().find(|n| n.id == package.id))
+            .map(|n| n.features.clone())
+            .unwrap_or_default();
+        found.push(KernelDependency {
+            key: name.to_owned(),
+            package: package.name.to_string(),
+            source: dependency_source(name, package)?,
+            features,
+        });
+    }
+    Ok(found)
+}
+
+/// Where a kernel dependency comes from, as keys of a TOML dependency: the version cargo
+/// resolved for the program, exactly.
+fn dependency_source(name: &str, package: &Package) -> Result<String> {
+    let dir = package.manifest_path.parent().map(|d| d.to_string()).unwrap_or_default();
+    let source = package.source.as_ref().map(|s| s.repr.as_str());
+    source_keys(name, source, &package.version.to_string(), &dir)
+}
+
+/// [`dependency_source`] from cargo's source string (none for a path dependency), the
+/// resolved version and the package's folder.
+fn source_keys(name: &str, source: Option<&str>, version: &str, dir: &str) -> Result<String> {
+    const CRATES_IO: [&str; 2] = [
+        "registry+https://github.com/rust-lang/crates.io-index",
+        "sparse+https://index.crates.io/",
+    ];
+    let Some(source) = source else {
+        return Ok(format!("path = {dir:?}"));
+    };
+    if CRATES_IO.contains(&source) {
+        return Ok(format!("version = \"={version}\""));
+    }
+    if let Some(git) = source.strip_prefix("git+") {
+        let url = git.split(['?', '#']).next().unwrap_or(git);
+        if let Some((_, rev)) = git.rsplit_once('#') {
+            return Ok(format!("git = {url:?}, rev = {rev:?}"));
+        }
+    }
+    bail!(
+        "the kernel dependency `{name}` comes from {source}, which cargo offload cannot give the device images (a path, crates.io or git dependency can be)"
+    )
 }
 
 /// The kernels file: the one the manifest names, else `src/kernels.rs`, else
@@ -261,4 +395,32 @@ fn release_profile(manifest: &Path, package: &str) -> Result<String> {
         }
     }
     Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::source_keys;
+
+    #[test]
+    fn kernel_dependencies_keep_the_resolved_source() {
+        assert_eq!(source_keys("a", None, "0.1.0", "/w/a").unwrap(), "path = \"/w/a\"");
+        let crates_io = "registry+https://github.com/rust-lang/crates.io-index";
+        assert_eq!(
+            source_keys("libm", Some(crates_io), "0.2.11", "").unwrap(),
+            "version = \"=0.2.11\""
+        );
+        let sparse = "sparse+https://index.crates.io/";
+        assert_eq!(
+            source_keys("libm", Some(sparse), "0.2.11", "").unwrap(),
+            "version = \"=0.2.11\""
+        );
+        let git = "git+https://example.org/shapes.git?branch=main#0123abcd";
+        assert_eq!(
+            source_keys("shapes", Some(git), "0.1.0", "").unwrap(),
+            "git = \"https://example.org/shapes.git\", rev = \"0123abcd\""
+        );
+        let other = "registry+https://my.registry/index";
+        let err = source_keys("x", Some(other), "1.0.0", "").unwrap_err().to_string();
+        assert!(err.contains("`x` comes from registry+https://my.registry/index"), "{err}");
+    }
 }

@@ -173,3 +173,94 @@ fn the_images_see_the_features_of_the_build() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("nope"), "{stderr}");
 }
+
+/// Writes the path dependency `shapes` under `pkg`: a no_std library with plain data, a function
+/// and a constant that a feature selects, dated a minute back.
+fn shapes_crate(pkg: &Path, scale: &str) {
+    write_old(
+        pkg,
+        "shapes/Cargo.toml",
+        &format!(
+            "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+             [dependencies]\noffload = {{ path = {:?} }}\n\n[features]\nwide = []\n",
+            repo().join("library/offload").display().to_string()
+        ),
+    );
+    write_old(
+        pkg,
+        "shapes/src/lib.rs",
+        &format!(
+            "#![no_std]\n\
+             #[derive(Clone, Copy, offload::DeviceCopy)]\n#[repr(C)]\npub struct Point {{ pub x: f32, pub y: f32 }}\n\
+             pub fn scale(p: &Point) -> f32 {{ {scale} * (p.x + p.y) }}\n\
+             #[cfg(feature = \"wide\")]\npub const WIDTH: f32 = 64.0;\n"
+        ),
+    );
+}
+
+/// The kernels use the package's dependencies that the manifest names for them: the images
+/// depend on each, as resolved for the program (its path, its features, a rename), and an edit
+/// of one builds the images again.
+#[test]
+fn the_kernels_use_the_dependencies_named_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().canonicalize().unwrap();
+    shapes_crate(&pkg, "2.0");
+    let ld = package(
+        &pkg,
+        "\n[package.metadata.offload]\nkernel-dependencies = [\"geometry\"]\n\n\
+         [dependencies.geometry]\npackage = \"shapes\"\npath = \"shapes\"\nfeatures = [\"wide\"]\n",
+        "#[offload::kernel]\n\
+         pub fn scaled(points: &[geometry::Point], y: &mut [f32]) {\n\
+         \x20   y[0] = geometry::scale(&points[0]) + geometry::WIDTH;\n}\n",
+    );
+    let first = build(&pkg, &ld, &[]);
+    assert!(first.contains(BUILT), "{first}");
+    assert_eq!(image_kernels(&pkg), ["scaled"]);
+    let manifest =
+        std::fs::read_to_string(pkg.join("target/offload/images/app/x86_64/Cargo.toml")).unwrap();
+    let line = format!(
+        "geometry = {{ package = \"shapes\", path = {:?}, default-features = false, features = [\"wide\"] }}",
+        pkg.join("shapes").display().to_string()
+    );
+    assert!(manifest.contains(&line), "{manifest}");
+    let again = build(&pkg, &ld, &[]);
+    assert!(again.contains(FRESH), "{again}");
+    // An edit of the dependency's source is an edit of the kernels.
+    std::thread::sleep(Duration::from_millis(10));
+    std::fs::write(
+        pkg.join("shapes/src/lib.rs"),
+        std::fs::read_to_string(pkg.join("shapes/src/lib.rs")).unwrap().replace("2.0", "3.0"),
+    )
+    .unwrap();
+    let edited = build(&pkg, &ld, &["--verbose"]);
+    assert!(edited.contains(BUILT), "{edited}");
+}
+
+/// A name in kernel-dependencies that is not one of the package's dependencies is refused
+/// before anything is built, saying what the kernels can use.
+#[test]
+fn a_kernel_dependency_the_package_lacks_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().canonicalize().unwrap();
+    let ld = package(
+        &pkg,
+        "\n[package.metadata.offload]\nkernel-dependencies = [\"shapes\"]\n",
+        &kernels(&["k"]),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
+        .args(["build", "--devices", "host", "--manifest-path"])
+        .arg(pkg.join("Cargo.toml"))
+        .env("OFFLOAD_LD", &ld)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "kernel-dependencies names `shapes`, which is not one of app's [dependencies]"
+        ),
+        "{stderr}"
+    );
+    assert!(!pkg.join("target/offload/images").exists());
+}

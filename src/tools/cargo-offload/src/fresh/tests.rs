@@ -48,6 +48,7 @@ impl Built {
             enabled_features: Vec::new(),
             edition: "2024".into(),
             profile: String::new(),
+            kernel_dependencies: Vec::new(),
         };
         let built = Built { dir, project };
         for file in ["Cargo.toml", "Cargo.lock", "src/kernels.rs", "offload/src/lib.rs"] {
