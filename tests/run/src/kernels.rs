@@ -172,3 +172,12 @@ pub fn ignore_first(_: f32, y: &mut [u32]) {
         y[i] = 7;
     }
 }
+
+/// One `support::step` of `dt` per particle: a type and a function of a dependency of the
+/// package, which the manifest names in `kernel-dependencies`.
+#[offload::kernel]
+pub fn advance(dt: f32, particles: &mut [support::Particle]) {
+    if let Some(p) = particles.get_mut(offload::gpu::global_id_x()) {
+        support::step(p, dt);
+    }
+}
