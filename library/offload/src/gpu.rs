@@ -5,6 +5,7 @@
 //! a kernel once, and the kernel's entry point runs every (block, thread) pair in turn, setting
 //! the indices these functions return.
 
+pub mod atomic;
 pub mod math;
 
 #[cfg(target_arch = "nvptx64")]

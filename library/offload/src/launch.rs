@@ -322,7 +322,7 @@ pub fn check_devices(kernel: &'static str, device: i64, arguments: &[i64]) -> Re
 /// `&mut T` argument, is [`Error::OverlapsMapped`], and new data the device has no room for is
 /// [`Error::OutOfMemory`]; libomptarget 19 would end the process on either. `&T` arguments that
 /// overlap each other, which the runtime cannot map one after another, are mapped here as one
-/// range ([`crate::ranges::LaunchPlan`]) and their slots' [`Slot::map`] set to 0: the launch's
+/// range (`ranges::LaunchPlan`) and their slots' [`Slot::map`] set to 0: the launch's
 /// mappers then find them inside it. The returned hold keeps that data marked in the library's
 /// record of mappings (and the ranges mapped here) until it is dropped, after the launch. With
 /// only present data and values (the kinds are constants) this folds away.

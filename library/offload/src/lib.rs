@@ -28,6 +28,8 @@
 // `offload::gpu::math` on nvptx: the float intrinsics core has, and the PTX `.approx` ones.
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 #![cfg_attr(target_arch = "nvptx64", feature(core_intrinsics, link_llvm_intrinsics))]
+// `offload::gpu::atomic`'s float additions: PTX's `atom.add.f32`/`.f64`.
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch))]
 
 #[doc(hidden)]
 #[path = "private.rs"]

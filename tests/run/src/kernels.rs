@@ -181,3 +181,47 @@ pub fn advance(dt: f32, particles: &mut [support::Particle]) {
         support::step(p, dt);
     }
 }
+
+/// Counts each value into `bins[value % bins.len()]`.
+#[offload::kernel]
+pub fn histogram(values: &[u32], bins: &mut [u32]) {
+    if let Some(&v) = values.get(offload::gpu::global_id_x()) {
+        let bin = v as usize % bins.len();
+        offload::gpu::atomic::fetch_add(&mut bins[bin], 1);
+    }
+}
+
+/// Adds every value into `total`, one atomic addition per thread.
+#[offload::kernel]
+pub fn sum_f32(values: &[f32], total: &mut f32) {
+    if let Some(&v) = values.get(offload::gpu::global_id_x()) {
+        offload::gpu::atomic::fetch_add(total, v);
+    }
+}
+
+/// [`sum_f32`] in `f64`.
+#[offload::kernel]
+pub fn sum_f64(values: &[f64], total: &mut f64) {
+    if let Some(&v) = values.get(offload::gpu::global_id_x()) {
+        offload::gpu::atomic::fetch_add(total, v);
+    }
+}
+
+/// The largest and the smallest value, and the sum of all in 64 bits.
+#[offload::kernel]
+pub fn extremes(values: &[i32], max: &mut i32, min: &mut i32, wide: &mut i64) {
+    if let Some(&v) = values.get(offload::gpu::global_id_x()) {
+        offload::gpu::atomic::fetch_max(max, v);
+        offload::gpu::atomic::fetch_min(min, v);
+        offload::gpu::atomic::fetch_add(wide, i64::from(v) << 32);
+    }
+}
+
+/// Each thread takes a ticket from `counter`: `tickets` gets the values it returned.
+#[offload::kernel]
+pub fn tickets(counter: &mut u32, tickets: &mut [u32]) {
+    let i = offload::gpu::global_id_x();
+    if i < tickets.len() {
+        tickets[i] = offload::gpu::atomic::fetch_add(counter, 1);
+    }
+}
