@@ -1,6 +1,7 @@
 //! A slice parameter has a length slot only where the kernel's signature writes `&[T]` out: a
 //! type alias naming a slice, or other unsized data, is refused at the parameter with what to
 //! write instead (before, the device image's build failed inside the macro's expansion).
+//@ normalize-stderr-test: "(library/offload/src/[a-z_]+\.rs):[0-9]+:[0-9]+" -> "$1:LL:COL"
 
 type Row = [f32];
 

@@ -331,7 +331,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
         }
         slot += 1;
     };
-    push_slot(quote!(#p::arg_kind::LITERAL), quote!(#p::geometry_slot(grid, block)), quote!(8));
+    push_slot(quote!(#p::arg_kind::LITERAL), quote!(geometry_slot), quote!(8));
     for (i, param) in params.iter().enumerate() {
         let ty = format_ident!("A{i}");
         let arg = Ident::new(&format!("a{i}"), Span::call_site());
@@ -391,9 +391,9 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
             ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
                 #(#padding_checks)*
                 #p::require_device(device)?;
-                let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
+                let geometry = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
-                __offload_run(device, grid, block, #(#arg_names),*)
+                __offload_run(device, geometry, #(#arg_names),*)
             }
 
             /// A checked launch, synchronous: on a GPU through the library's stream, else
@@ -401,10 +401,16 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
             #[inline(always)]
             fn __offload_run<#(#generics),*>(
                 device: i64,
-                grid: i32,
-                block: i32,
+                geometry: #p::Geometry,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
+                // What the runtime's launch is given of the geometry, taken before the library
+                // sees it, so that a launch along x stays constants.
+                // (The slot of a launch along y or z holds the address of a copy of the geometry,
+                // which lives as long as this call; the geometry itself stays in registers.)
+                let shape = geometry;
+                let (geometry_slot, blocks, threads) =
+                    (#p::geometry_slot(&shape), geometry.blocks(), geometry.threads());
                 let mut slots: [#p::Slot; #n_slots] = [#(#launch_slots),*];
                 // Held until the launch returns: the runtime maps and releases these within it
                 // (overlapping `&T` arguments the library maps together, here).
@@ -418,12 +424,12 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 // SAFETY: `KernelArg`'s contract: every `PRESENT` slot is data a live guard
                 // keeps mapped, every mapped slot a borrow that lasts this call; the slots are
                 // the kernel's, in order.
-                if unsafe { #p::launch_sync(#p::cuda_image(), device, #symbol, grid, block, &slots) }? {
+                if unsafe { #p::launch_sync(#p::cuda_image(), device, #symbol, geometry, &slots) }? {
                     return ::core::result::Result::Ok(());
                 }
                 // SAFETY: every borrow passed lives until the call returns, and the kinds
                 // describe them (`KernelArg`'s contract).
-                let status = unsafe { __offload_marker(device, grid, block, #(#marker_args),*) };
+                let status = unsafe { __offload_marker(device, blocks, threads, #(#marker_args),*) };
                 #p::status(#symbol, status)
             }
 
@@ -438,17 +444,17 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
             ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
                 #(#padding_checks)*
                 #p::require_device(device)?;
-                let (grid, block) = #p::geometry(#symbol, grid.into(), block.into())?;
+                let geometry = #p::geometry(#symbol, grid.into(), block.into())?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 {
                     let slots: &[#p::Slot] = &[#(#launch_slots),*];
                     // SAFETY: `PresentArg` admits present data kept mapped by live guards and
                     // scalars only, and the slots are the kernel's, in order.
-                    if unsafe { #p::launch_async(#p::cuda_image(), device, #symbol, grid, block, slots) }? {
+                    if unsafe { #p::launch_async(#p::cuda_image(), device, #symbol, geometry, slots) }? {
                         return ::core::result::Result::Ok(());
                     }
                 }
-                __offload_run(device, grid, block, #(#arg_names),*)
+                __offload_run(device, geometry, #(#arg_names),*)
             }
         }
     }

@@ -287,8 +287,8 @@ impl Api {
     pub(crate) unsafe fn launch(
         &self,
         function: CuFunction,
-        grid: u32,
-        block: u32,
+        grid: [u32; 3],
+        block: [u32; 3],
         stream: CuStream,
         params: &mut [*mut c_void],
     ) -> Result<(), Error> {
@@ -296,12 +296,12 @@ impl Api {
         self.check("cuLaunchKernel", unsafe {
             (self.launch_kernel)(
                 function,
-                grid,
-                1,
-                1,
-                block,
-                1,
-                1,
+                grid[0],
+                grid[1],
+                grid[2],
+                block[0],
+                block[1],
+                block[2],
                 0,
                 stream,
                 params.as_mut_ptr(),

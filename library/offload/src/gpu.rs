@@ -1,9 +1,10 @@
 //! Thread and block indices inside a kernel.
 //!
-//! Launches are one-dimensional (the runtime launches `grid` blocks of `block` threads along x).
-//! On nvptx these read the hardware registers. In the x86_64 host-offload image the runtime calls
-//! a kernel once, and the kernel's entry point runs every (block, thread) pair in turn, setting
-//! the indices these functions return.
+//! A launch is a grid of blocks of threads, each along x, y and z (`launch!(k, [gx, gy, 1],
+//! [16, 16, 1], ...)`; a number is `[n, 1, 1]`). On nvptx these read the hardware registers.
+//! In the x86_64 host-offload image the runtime calls a kernel once, and the kernel's entry
+//! point runs every (block, thread) pair in turn, x fastest, setting the indices these functions
+//! return.
 
 pub mod atomic;
 pub mod math;
@@ -12,22 +13,31 @@ pub mod math;
 mod imp {
     use core::arch::nvptx;
 
-    #[inline(always)]
-    pub(super) fn thread_idx_x() -> usize {
-        unsafe { nvptx::_thread_idx_x() as usize }
+    /// The registers of one axis: thread index, block index, block size, grid size.
+    macro_rules! axis {
+        ($thread:ident, $block:ident, $bdim:ident, $gdim:ident) => {
+            #[inline(always)]
+            pub(super) fn $thread() -> usize {
+                unsafe { nvptx::$thread() as usize }
+            }
+            #[inline(always)]
+            pub(super) fn $block() -> usize {
+                unsafe { nvptx::$block() as usize }
+            }
+            #[inline(always)]
+            pub(super) fn $bdim() -> usize {
+                unsafe { nvptx::$bdim() as usize }
+            }
+            #[inline(always)]
+            pub(super) fn $gdim() -> usize {
+                unsafe { nvptx::$gdim() as usize }
+            }
+        };
     }
-    #[inline(always)]
-    pub(super) fn block_idx_x() -> usize {
-        unsafe { nvptx::_block_idx_x() as usize }
-    }
-    #[inline(always)]
-    pub(super) fn block_dim_x() -> usize {
-        unsafe { nvptx::_block_dim_x() as usize }
-    }
-    #[inline(always)]
-    pub(super) fn grid_dim_x() -> usize {
-        unsafe { nvptx::_grid_dim_x() as usize }
-    }
+    axis!(_thread_idx_x, _block_idx_x, _block_dim_x, _grid_dim_x);
+    axis!(_thread_idx_y, _block_idx_y, _block_dim_y, _grid_dim_y);
+    axis!(_thread_idx_z, _block_idx_z, _block_dim_z, _grid_dim_z);
+
     #[inline(always)]
     pub(super) fn sync_threads() {
         unsafe { nvptx::_syncthreads() }
@@ -38,31 +48,47 @@ mod imp {
 pub(crate) mod imp {
     use std::cell::Cell;
 
+    /// The indices of an emulated thread: its index in the block, its block's in the grid, the
+    /// block's size and the grid's, each along x, y and z.
+    pub(crate) type Index = [[usize; 3]; 4];
+
+    /// Outside a kernel: the one thread of a one-block grid.
+    pub(crate) const OUTSIDE: Index = [[0; 3], [0; 3], [1; 3], [1; 3]];
+
     thread_local! {
-        /// (thread index, block index, block size, grid size) of the emulated thread.
-        static INDEX: Cell<[usize; 4]> = const { Cell::new([0, 0, 1, 1]) };
+        static INDEX: Cell<Index> = const { Cell::new(OUTSIDE) };
     }
 
-    pub(crate) fn set(index: [usize; 4]) {
+    pub(crate) fn set(index: Index) {
         INDEX.with(|i| i.set(index));
     }
 
     #[inline(always)]
-    fn get(k: usize) -> usize {
-        INDEX.with(|i| i.get()[k])
+    fn get(what: usize, axis: usize) -> usize {
+        INDEX.with(|i| i.get()[what][axis])
     }
-    pub(super) fn thread_idx_x() -> usize {
-        get(0)
+
+    /// The four indices of one axis, as the nvptx side names them.
+    macro_rules! axis {
+        ($axis:literal, $thread:ident, $block:ident, $bdim:ident, $gdim:ident) => {
+            pub(super) fn $thread() -> usize {
+                get(0, $axis)
+            }
+            pub(super) fn $block() -> usize {
+                get(1, $axis)
+            }
+            pub(super) fn $bdim() -> usize {
+                get(2, $axis)
+            }
+            pub(super) fn $gdim() -> usize {
+                get(3, $axis)
+            }
+        };
     }
-    pub(super) fn block_idx_x() -> usize {
-        get(1)
-    }
-    pub(super) fn block_dim_x() -> usize {
-        get(2)
-    }
-    pub(super) fn grid_dim_x() -> usize {
-        get(3)
-    }
+    axis!(0, _thread_idx_x, _block_idx_x, _block_dim_x, _grid_dim_x);
+    axis!(1, _thread_idx_y, _block_idx_y, _block_dim_y, _grid_dim_y);
+    axis!(2, _thread_idx_z, _block_idx_z, _block_dim_z, _grid_dim_z);
+
     pub(super) fn sync_threads() {
         // The host-offload image runs the threads of a block one after another, so a barrier
         // between them cannot be honoured: refuse rather than compute a wrong answer.
@@ -73,41 +99,93 @@ pub(crate) mod imp {
     }
 }
 
-/// Index of the calling thread within its block.
-#[inline(always)]
-pub fn thread_idx_x() -> usize {
-    imp::thread_idx_x()
+/// The public functions of one axis.
+macro_rules! axis {
+    ($x:literal, $thread:ident, $block:ident, $bdim:ident, $gdim:ident, $global:ident, $size:ident,
+     $imp_thread:ident, $imp_block:ident, $imp_bdim:ident, $imp_gdim:ident) => {
+        #[doc = concat!("Index of the calling thread within its block, along ", $x, ".")]
+        #[inline(always)]
+        pub fn $thread() -> usize {
+            imp::$imp_thread()
+        }
+
+        #[doc = concat!("Index of the calling thread's block within the grid, along ", $x, ".")]
+        #[inline(always)]
+        pub fn $block() -> usize {
+            imp::$imp_block()
+        }
+
+        #[doc = concat!("Threads per block along ", $x, ".")]
+        #[inline(always)]
+        pub fn $bdim() -> usize {
+            imp::$imp_bdim()
+        }
+
+        #[doc = concat!("Blocks in the grid along ", $x, ".")]
+        #[inline(always)]
+        pub fn $gdim() -> usize {
+            imp::$imp_gdim()
+        }
+
+        #[doc = concat!(
+            "Global index of the calling thread along ", $x, ": `", stringify!($block), "() * ",
+            stringify!($bdim), "() + ", stringify!($thread), "()`."
+        )]
+        #[inline(always)]
+        pub fn $global() -> usize {
+            $block() * $bdim() + $thread()
+        }
+
+        #[doc = concat!(
+            "Threads in the whole grid along ", $x, ": `", stringify!($gdim), "() * ",
+            stringify!($bdim), "()` (the stride of a grid-stride loop)."
+        )]
+        #[inline(always)]
+        pub fn $size() -> usize {
+            $gdim() * $bdim()
+        }
+    };
 }
 
-/// Index of the calling thread's block within the grid.
-#[inline(always)]
-pub fn block_idx_x() -> usize {
-    imp::block_idx_x()
-}
-
-/// Threads per block.
-#[inline(always)]
-pub fn block_dim_x() -> usize {
-    imp::block_dim_x()
-}
-
-/// Blocks in the grid.
-#[inline(always)]
-pub fn grid_dim_x() -> usize {
-    imp::grid_dim_x()
-}
-
-/// Global index of the calling thread: `block_idx_x() * block_dim_x() + thread_idx_x()`.
-#[inline(always)]
-pub fn global_id_x() -> usize {
-    block_idx_x() * block_dim_x() + thread_idx_x()
-}
-
-/// Threads in the whole grid: `grid_dim_x() * block_dim_x()` (the stride of a grid-stride loop).
-#[inline(always)]
-pub fn global_size_x() -> usize {
-    grid_dim_x() * block_dim_x()
-}
+axis!(
+    "x",
+    thread_idx_x,
+    block_idx_x,
+    block_dim_x,
+    grid_dim_x,
+    global_id_x,
+    global_size_x,
+    _thread_idx_x,
+    _block_idx_x,
+    _block_dim_x,
+    _grid_dim_x
+);
+axis!(
+    "y",
+    thread_idx_y,
+    block_idx_y,
+    block_dim_y,
+    grid_dim_y,
+    global_id_y,
+    global_size_y,
+    _thread_idx_y,
+    _block_idx_y,
+    _block_dim_y,
+    _grid_dim_y
+);
+axis!(
+    "z",
+    thread_idx_z,
+    block_idx_z,
+    block_dim_z,
+    grid_dim_z,
+    global_id_z,
+    global_size_z,
+    _thread_idx_z,
+    _block_idx_z,
+    _block_dim_z,
+    _grid_dim_z
+);
 
 /// Barrier for the threads of one block (`bar.sync 0`). Not supported by the host-offload image.
 #[inline(always)]

@@ -4,6 +4,7 @@
 //! slot holding its bits, a `&T`/`&mut T` one slot holding the address, a slice two slots
 //! (address, then length). The argument's type decides how the address slot is mapped.
 
+use crate::geometry::Geometry;
 use crate::intrinsics::arg_kind;
 use crate::ranges::LaunchHold;
 use crate::stream::Slot;
@@ -246,7 +247,8 @@ unsafe impl KernelArg<param::Val<bool>> for bool {
     }
 }
 
-/// Launch geometry along x: blocks in the grid, or threads in a block.
+/// Launch geometry along x, y and z: blocks in the grid, or threads in a block. A number is
+/// `[n, 1, 1]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dim([u32; 3]);
 
@@ -268,37 +270,46 @@ impl From<(u32, u32, u32)> for Dim {
         Dim([x, y, z])
     }
 }
-
-/// Threads in a block on every NVIDIA GPU the cubin targets.
-const MAX_BLOCK: u32 = 1024;
-
-/// The runtime's one-dimensional launch: `(blocks, threads per block)`, checked.
-#[inline]
-pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<(i32, i32), Error> {
-    let invalid = |reason| Err(Error::InvalidGeometry { kernel, reason });
-    let ([gx, gy, gz], [bx, by, bz]) = (grid.0, block.0);
-    if gy != 1 || gz != 1 || by != 1 || bz != 1 {
-        return invalid(
-            "libomptarget 19 launches along x only: use [n, 1, 1] and index with gpu::*_x",
-        );
+impl From<[u32; 2]> for Dim {
+    #[inline]
+    fn from([x, y]: [u32; 2]) -> Self {
+        Dim([x, y, 1])
     }
-    if gx == 0 || bx == 0 {
-        return invalid("grid and block must be at least 1");
-    }
-    if bx > MAX_BLOCK {
-        // The CUDA plugin would refuse the launch, and libomptarget 19 ends the process then.
-        return invalid("a block has at most 1024 threads");
-    }
-    match (i32::try_from(gx), i32::try_from(bx)) {
-        (Ok(g), Ok(b)) => Ok((g, b)),
-        _ => invalid("grid and block must be below 2^31"),
+}
+impl From<(u32, u32)> for Dim {
+    #[inline]
+    fn from((x, y): (u32, u32)) -> Self {
+        Dim([x, y, 1])
     }
 }
 
-/// The hidden first slot of every kernel: the geometry the host-offload image loops over.
+/// Threads in a block on every NVIDIA GPU the cubin targets, in all and along z.
+const MAX_BLOCK: u32 = 1024;
+const MAX_BLOCK_Z: u32 = 64;
+/// Blocks of a grid along y and z (CUDA's limit).
+const MAX_GRID_YZ: u32 = 65535;
+
+/// A launch's geometry, checked against what every NVIDIA GPU the cubin targets launches
+/// (CUDA's limits), so that the runtime never refuses it (libomptarget 19 ends the process then).
 #[inline]
-pub fn geometry_slot(grid: i32, block: i32) -> *const u8 {
-    core::ptr::without_provenance(((block as u64) << 32 | grid as u64) as usize)
+pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<Geometry, Error> {
+    let invalid = |reason| Err(Error::InvalidGeometry { kernel, reason });
+    let (grid, block) = (grid.0, block.0);
+    if grid.contains(&0) || block.contains(&0) {
+        return invalid("grid and block must be at least 1 along x, y and z");
+    }
+    let threads = block.iter().try_fold(1u32, |n, &d| n.checked_mul(d));
+    if threads.is_none_or(|t| t > MAX_BLOCK) || block[2] > MAX_BLOCK_Z {
+        return invalid("a block has at most 1024 threads, and at most 64 along z");
+    }
+    if grid[1] > MAX_GRID_YZ || grid[2] > MAX_GRID_YZ {
+        return invalid("a grid has at most 65535 blocks along y and along z");
+    }
+    let blocks = grid.iter().try_fold(1u32, |n, &d| n.checked_mul(d));
+    if blocks.is_none_or(|b| b > i32::MAX as u32) {
+        return invalid("a grid has fewer than 2^31 blocks in all");
+    }
+    Ok(Geometry { grid, block })
 }
 
 /// Checks that every present argument lives on the launch's device: a `Preload` made on one
@@ -403,4 +414,51 @@ fn resolve(device: i64) -> i64 {
 #[inline]
 pub fn status(kernel: &'static str, status: i32) -> Result<(), Error> {
     if status == 0 { Ok(()) } else { Err(Error::LaunchFailed { kernel, status }) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Dim, geometry};
+    use crate::Error;
+    use crate::geometry::{Geometry, geometry_in, geometry_slot};
+
+    fn reason(grid: impl Into<Dim>, block: impl Into<Dim>) -> &'static str {
+        match geometry("k", grid.into(), block.into()) {
+            Err(Error::InvalidGeometry { kernel: "k", reason }) => reason,
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn geometries_are_checked_against_what_every_gpu_launches() {
+        let ok = |g: Dim, b: Dim| geometry("k", g, b).unwrap();
+        assert_eq!(
+            ok(4096.into(), 256.into()),
+            Geometry { grid: [4096, 1, 1], block: [256, 1, 1] }
+        );
+        assert_eq!(ok([8, 4].into(), (16, 16).into()).threads(), 256);
+        assert_eq!(ok([32768, 65535, 1].into(), [1024, 1, 1].into()).blocks(), 32768 * 65535);
+        assert!(ok([2, 3, 4].into(), [4, 4, 64].into()).threads() == 1024);
+        assert!(reason(0, 1).contains("at least 1"));
+        assert!(reason([1, 0, 1], 1).contains("at least 1"));
+        assert!(reason(1, [33, 32, 1]).contains("at most 1024 threads"));
+        assert!(reason(1, [1, 1, 65]).contains("at most 64 along z"));
+        assert!(reason(1, [u32::MAX, 2, 1]).contains("at most 1024 threads"));
+        assert!(reason([1, 65536, 1], 1).contains("65535 blocks along y"));
+        assert!(reason([1 << 31, 1, 1], 1).contains("fewer than 2^31"));
+        assert!(reason([1 << 16, 1 << 15, 1], 1).contains("fewer than 2^31"));
+    }
+
+    #[test]
+    fn the_geometry_slot_names_the_geometry() {
+        let linear = Geometry { grid: [4096, 1, 1], block: [256, 1, 1] };
+        let slot = geometry_slot(&linear).addr() as u64;
+        // Along x, a constant: threads per block high, blocks low.
+        assert_eq!(slot, 256 << 32 | 4096);
+        assert_eq!(unsafe { geometry_in(slot) }, linear);
+        let cube = Geometry { grid: [3, 5, 7], block: [8, 4, 2] };
+        let slot = geometry_slot(&cube).addr() as u64;
+        assert_ne!(slot & 1 << 63, 0);
+        assert_eq!(unsafe { geometry_in(slot) }, cube);
+    }
 }

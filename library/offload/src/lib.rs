@@ -40,6 +40,7 @@ mod cuda;
 mod device;
 mod device_copy;
 mod error;
+mod geometry;
 pub mod gpu;
 #[cfg(not(offload_device))]
 mod host_buffer;

@@ -4,11 +4,10 @@
 use core::ptr::NonNull;
 
 pub use crate::device_copy::assert_no_padding;
+pub use crate::geometry::{Geometry, geometry_slot};
 pub use crate::intrinsics::arg_kind;
 #[cfg(not(offload_device))]
-pub use crate::launch::{
-    check_devices, check_mapped, geometry, geometry_slot, marker_size, status,
-};
+pub use crate::launch::{check_devices, check_mapped, geometry, marker_size, status};
 #[cfg(not(offload_device))]
 pub use crate::rt::require_device;
 #[cfg(not(offload_device))]
@@ -170,17 +169,27 @@ pub unsafe fn slice_mut<'a, T>(address: *mut u8, len: u64) -> &'a mut [T] {
     }
 }
 
-/// Runs a kernel body for every (block, thread) of the launch, one after another: the
-/// host-offload plugin calls a kernel once for the whole grid.
+/// Runs a kernel body for every (block, thread) of the launch, one after another, x fastest
+/// as CUDA numbers them: the host-offload plugin calls a kernel once for the whole grid.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn run_grid(geometry: u64, mut body: impl FnMut()) {
-    let grid = (geometry & 0xffff_ffff) as usize;
-    let block = (geometry >> 32) as usize;
-    for b in 0..grid {
-        for t in 0..block {
-            crate::gpu::imp::set([t, b, block, grid]);
-            body();
+    // SAFETY: the slot is the launcher's `geometry_slot`, and the host plugin runs the kernel
+    // within the launcher's call.
+    let Geometry { grid, block } = unsafe { crate::geometry::geometry_in(geometry) };
+    let (grid, block) = (grid.map(|d| d as usize), block.map(|d| d as usize));
+    for bz in 0..grid[2] {
+        for by in 0..grid[1] {
+            for bx in 0..grid[0] {
+                for tz in 0..block[2] {
+                    for ty in 0..block[1] {
+                        for tx in 0..block[0] {
+                            crate::gpu::imp::set([[tx, ty, tz], [bx, by, bz], block, grid]);
+                            body();
+                        }
+                    }
+                }
+            }
         }
     }
-    crate::gpu::imp::set([0, 0, 1, 1]);
+    crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
 }

@@ -25,6 +25,7 @@ use std::ffi::CString;
 use std::sync::{Mutex, OnceLock};
 
 use crate::cuda::{self, Api, CuContext, CuFunction, CuModule, CuStream};
+use crate::geometry::Geometry;
 use crate::intrinsics::{self, arg_kind, preload_kind};
 use crate::{Error, rt, sys};
 
@@ -144,17 +145,16 @@ pub unsafe fn launch_async(
     image: CudaImage,
     device: i64,
     kernel: &'static str,
-    grid: i32,
-    block: i32,
+    geometry: Geometry,
     slots: &[Slot],
 ) -> Result<bool, Error> {
     let Some((id, ordinal)) = cuda_ordinal(image, device) else { return Ok(false) };
     let gpu = gpu(ordinal, image)?;
     let function = gpu.function(kernel)?;
-    // The entry's parameters: `dyn_ptr` (null), the geometry word, then the slots.
-    let geometry = (block as u64) << 32 | grid as u64;
+    // The entry's parameters: `dyn_ptr` (null), the geometry slot (which the nvptx entry
+    // ignores: the hardware has the geometry), then the slots.
     let mut values: Vec<u64> = Vec::with_capacity(slots.len() + 2);
-    values.extend([0, geometry]);
+    values.extend([0, 0]);
     for slot in slots {
         values.push(match slot.kind {
             arg_kind::LITERAL => slot.value as usize as u64,
@@ -176,8 +176,9 @@ pub unsafe fn launch_async(
         // SAFETY: one parameter per entry slot (the caller's contract), each 8 bytes as the
         // entry declares them; the device addresses belong to mappings that stay allocated
         // until a synchronisation (see the module's documentation).
-        let launched =
-            unsafe { gpu.api.launch(function, grid as u32, block as u32, gpu.stream, &mut params) };
+        let launched = unsafe {
+            gpu.api.launch(function, geometry.grid, geometry.block, gpu.stream, &mut params)
+        };
         // Counted once the driver has the kernel, even if restoring the context fails after:
         // an uncounted queued kernel would let a later Drop skip its wait.
         if launched.is_ok() {
@@ -208,14 +209,21 @@ pub unsafe fn launch_sync(
     image: CudaImage,
     device: i64,
     kernel: &'static str,
-    grid: i32,
-    block: i32,
+    geometry: Geometry,
     slots: &[Slot],
 ) -> Result<bool, Error> {
+    let Some((_, ordinal)) = cuda_ordinal(image, device) else { return Ok(false) };
     if runtime_launches_only() {
+        if !geometry.is_linear() {
+            return Err(Error::InvalidGeometry {
+                kernel,
+                reason: "OFFLOAD_LAUNCH=runtime launches through libomptarget 19's \
+                         __tgt_target_kernel, which launches along x only: launch along x, or \
+                         leave OFFLOAD_LAUNCH unset",
+            });
+        }
         return Ok(false);
     }
-    let Some((_, ordinal)) = cuda_ordinal(image, device) else { return Ok(false) };
     // The slots whose data this launch maps itself (the others the library mapped already, in
     // a range overlapping `&T` arguments share).
     let mapped = |s: &&Slot| crate::launch::mapped(s) && s.map > 0;
@@ -234,7 +242,7 @@ pub unsafe fn launch_sync(
         })
         .collect();
     // SAFETY: per the caller, and the mapped slots are present until released below.
-    let enqueued = unsafe { launch_async(image, device, kernel, grid, block, &present) };
+    let enqueued = unsafe { launch_async(image, device, kernel, geometry, &present) };
     // Whatever the enqueue said, wait for the stream before the mappings go: a failure after
     // the driver took the kernel (restoring the context) must not free its memory under it.
     // A failed wait means the GPU's context is lost (this kernel or an earlier one faulted):

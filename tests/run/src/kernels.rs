@@ -225,3 +225,43 @@ pub fn tickets(counter: &mut u32, tickets: &mut [u32]) {
         tickets[i] = offload::gpu::atomic::fetch_add(counter, 1);
     }
 }
+
+/// Each thread of a grid along x, y and z marks the cell of an `nx` x `ny` x `nz` box it
+/// covers with its coordinates and a count.
+#[offload::kernel]
+pub fn coordinates(nx: u32, ny: u32, cells: &mut [[u32; 4]]) {
+    use offload::gpu::{global_id_x, global_id_y, global_id_z};
+    let (x, y, z) = (global_id_x(), global_id_y(), global_id_z());
+    let (nx, ny) = (nx as usize, ny as usize);
+    if x < nx && y < ny && z < cells.len() / (nx * ny) {
+        let cell = &mut cells[(z * ny + y) * nx + x];
+        *cell = [x as u32, y as u32, z as u32, cell[3] + 1];
+    }
+}
+
+/// `output` (`cols` x `rows`) is `input` (`rows` x `cols`) transposed: x along the columns, y
+/// along the rows, as a 2D grid of 2D blocks.
+#[offload::kernel]
+pub fn transpose(rows: u32, cols: u32, input: &[f32], output: &mut [f32]) {
+    let (col, row) = (offload::gpu::global_id_x(), offload::gpu::global_id_y());
+    let (rows, cols) = (rows as usize, cols as usize);
+    if row < rows && col < cols {
+        output[col * rows + row] = input[row * cols + col];
+    }
+}
+
+/// The first thread writes the launch's geometry as the kernel sees it: threads per block and
+/// blocks in the grid, along x, y and z.
+#[offload::kernel]
+pub fn dimensions(out: &mut [u32; 6]) {
+    use offload::gpu::*;
+    // Compared one by one: an array's `==` calls `memcmp`, which no nvptx code defines.
+    let first = thread_idx_x() + thread_idx_y() + thread_idx_z() == 0
+        && block_idx_x() + block_idx_y() + block_idx_z() == 0;
+    if first {
+        let dims = [block_dim_x(), block_dim_y(), block_dim_z(), grid_dim_x(), grid_dim_y(), grid_dim_z()];
+        for (o, d) in out.iter_mut().zip(dims) {
+            *o = d as u32;
+        }
+    }
+}
