@@ -8,6 +8,9 @@
 
 pub mod atomic;
 pub mod math;
+#[cfg(target_arch = "nvptx64")]
+#[doc(hidden)]
+pub mod mem;
 
 #[cfg(target_arch = "nvptx64")]
 mod imp {

@@ -80,7 +80,8 @@ pub use view::{PresentSlice, PresentSliceMut};
 
 /// Launches a kernel: `launch!(KERNEL, GRID, BLOCK, (ARGS,))`, upstream's argument order.
 ///
-/// `GRID` and `BLOCK` are a `u32` or `[u32; 3]` (`y` and `z` must be 1). Each argument is a
+/// `GRID` (blocks) and `BLOCK` (threads per block) are a `u32` (along x), `[u32; 2]`, `[u32; 3]`
+/// or the same as tuples (along x, y and z). Each argument is a
 /// scalar (passed by value), a `&Preload`/`&PreloadMut`/`&mut PreloadMut` (already on the
 /// device: no copies), or a plain `&T`/`&mut T` (copied in, and back for `&mut`, around this
 /// launch only). Returns `Result<(), offload::Error>` once the kernel has finished.

@@ -255,13 +255,23 @@ pub fn transpose(rows: u32, cols: u32, input: &[f32], output: &mut [f32]) {
 #[offload::kernel]
 pub fn dimensions(out: &mut [u32; 6]) {
     use offload::gpu::*;
-    // Compared one by one: an array's `==` calls `memcmp`, which no nvptx code defines.
-    let first = thread_idx_x() + thread_idx_y() + thread_idx_z() == 0
-        && block_idx_x() + block_idx_y() + block_idx_z() == 0;
+    // (An array's `==` compares through `memcmp`, which the library defines on nvptx.)
+    let first = [thread_idx_x(), thread_idx_y(), thread_idx_z()] == [0; 3]
+        && [block_idx_x(), block_idx_y(), block_idx_z()] == [0; 3];
     if first {
         let dims = [block_dim_x(), block_dim_y(), block_dim_z(), grid_dim_x(), grid_dim_y(), grid_dim_z()];
         for (o, d) in out.iter_mut().zip(dims) {
             *o = d as u32;
         }
+    }
+}
+
+/// Whether row `i` of `a` equals row `i` of `b` (rows of `width` bytes), one thread a row: a
+/// slice `==` of runtime length, which compiles to a call of `memcmp` or `bcmp`.
+#[offload::kernel]
+pub fn equal_rows(width: u32, a: &[u8], b: &[u8], equal: &mut [u32]) {
+    let (i, w) = (offload::gpu::global_id_x(), width as usize);
+    if i < equal.len() {
+        equal[i] = u32::from(a[i * w..(i + 1) * w] == b[i * w..(i + 1) * w]);
     }
 }
