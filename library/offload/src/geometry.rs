@@ -52,6 +52,7 @@ pub fn geometry_slot(geometry: &Geometry) -> *const u8 {
 ///
 /// # Safety
 /// `slot` must be what `geometry_slot` made of a geometry that is still alive.
+#[cfg(not(target_arch = "nvptx64"))]
 #[inline]
 pub(crate) unsafe fn geometry_in(slot: u64) -> Geometry {
     if slot & GEOMETRY_AT == 0 {
