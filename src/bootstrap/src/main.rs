@@ -22,9 +22,11 @@ const USAGE: &str = "usage: ./x.py <command>
   setup, build          install what the build needs (Debian packages as root, ptxas into
                         .venv) and build the tools (cargo-offload, offload-ld, offload-lower,
                         compiletest)
-  test [SUITE...]       run test suites: unit, codegen, ui, run, tsan (default: all of them), or gpu
+  test [SUITE...] [--bless]
+                        run test suites: unit, codegen, ui, run, tsan (default: all of them), or gpu
                         (the run suite on an NVIDIA GPU, NVIDIA image only; on a machine without
-                        cargo it runs the programs built here before)
+                        cargo it runs the programs built here before); a test file of codegen or
+                        ui (tests/codegen/NAME.rs) runs that test; --bless rewrites ui .stderr
   run EXAMPLE [ARGS...] build an example of examples/ through the offload pipeline and run it
   bundle                build/gpu-bundle: the programs, the runtime's .debs and a script, for a
                         GPU machine without Rust (./run-on-gpu.sh test gpu there)

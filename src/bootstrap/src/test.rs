@@ -17,24 +17,41 @@ use crate::tools::Tools;
 
 const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ui", "run", "tsan"];
 
+/// What `x.py test` was asked for: a suite, and for codegen and ui the tests to run.
+#[derive(Debug, PartialEq, Eq)]
+struct Request {
+    suite: String,
+    /// Only the tests whose name contains this (a test file named on the command line).
+    filter: Option<String>,
+}
+
 pub(crate) fn test(
     root: &Path,
     config: &Config,
     tools: &Tools,
     requested: &[String],
 ) -> Result<()> {
-    let suites: Vec<String> = if requested.is_empty() {
-        DEFAULT_SUITES.iter().map(|s| s.to_string()).collect()
+    let bless = requested.iter().any(|a| a == "--bless");
+    let named: Vec<&String> = requested.iter().filter(|a| *a != "--bless").collect();
+    let requests: Vec<Request> = if named.is_empty() {
+        DEFAULT_SUITES.iter().map(|s| Request { suite: s.to_string(), filter: None }).collect()
     } else {
-        requested.iter().map(|s| suite_name(s)).collect::<Result<_>>()?
+        named.iter().map(|s| request(s)).collect::<Result<_>>()?
     };
+    if bless && !requests.iter().any(|r| r.suite == "ui") {
+        bail!("--bless rewrites the .stderr files of ui tests: name the ui suite or a ui test");
+    }
     let (mut passed, mut failed) = (0usize, 0usize);
-    for suite in &suites {
-        eprintln!("x: test suite `{suite}`");
+    for Request { suite, filter } in &requests {
+        match filter {
+            Some(f) => eprintln!("x: test suite `{suite}`, tests named like `{f}`"),
+            None => eprintln!("x: test suite `{suite}`"),
+        }
+        let filter = filter.as_deref();
         let result = match suite.as_str() {
             "unit" => unit(root),
-            "codegen" => compiletest(root, tools, "tests/codegen", "codegen"),
-            "ui" => compiletest(root, tools, "tests/ui", "ui"),
+            "codegen" => compiletest(root, tools, "tests/codegen", "codegen", filter, false),
+            "ui" => compiletest(root, tools, "tests/ui", "ui", filter, bless),
             "run" => run_suite(root, config, tools, Flavor::Portable)
                 .and_then(|()| check_nvptx_image(root)),
             "gpu" => gpu_suite(root, Some((config, tools))),
@@ -61,8 +78,29 @@ fn suite_name(arg: &str) -> Result<String> {
     let name = arg.trim_end_matches('/').rsplit('/').next().unwrap_or(arg);
     match name {
         "unit" | "codegen" | "ui" | "run" | "tsan" | "gpu" => Ok(name.to_owned()),
-        _ => bail!("no test suite `{arg}` (suites: unit, codegen, ui, run, tsan, gpu)"),
+        _ => bail!(
+            "no test suite `{arg}` (suites: unit, codegen, ui, run, tsan, gpu; or a test of codegen or ui, e.g. tests/codegen/launch_plain.rs)"
+        ),
     }
+}
+
+/// A suite (`codegen`, `tests/codegen`), or one test file of the codegen or ui suite
+/// (`tests/codegen/launch_plain.rs`), as rustc's x.py takes them.
+fn request(arg: &str) -> Result<Request> {
+    let path = Path::new(arg);
+    if path.extension().is_some_and(|e| e == "rs") {
+        let suite = path.parent().and_then(|p| p.file_name()).and_then(|s| s.to_str());
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        return match suite {
+            Some(suite @ ("codegen" | "ui")) => {
+                Ok(Request { suite: suite.to_owned(), filter: Some(stem.to_owned()) })
+            }
+            _ => bail!(
+                "`{arg}` is not a test of the codegen or ui suite (tests/codegen/NAME.rs, tests/ui/NAME.rs); the other suites run whole"
+            ),
+        };
+    }
+    Ok(Request { suite: suite_name(arg)?, filter: None })
 }
 
 fn unit(root: &Path) -> Result<()> {
@@ -72,11 +110,20 @@ fn unit(root: &Path) -> Result<()> {
     )
 }
 
-fn compiletest(root: &Path, tools: &Tools, dir: &str, mode: &str) -> Result<()> {
-    shell::run(
-        &format!("{dir} ({mode})"),
-        Command::new(&tools.compiletest).current_dir(root).arg(dir).args(["--mode", mode]),
-    )
+fn compiletest(
+    root: &Path,
+    tools: &Tools,
+    dir: &str,
+    mode: &str,
+    filter: Option<&str>,
+    bless: bool,
+) -> Result<()> {
+    let mut cmd = Command::new(&tools.compiletest);
+    cmd.current_dir(root).arg(dir).args(["--mode", mode]).args(filter);
+    if bless {
+        cmd.arg("--bless");
+    }
+    shell::run(&format!("{dir} ({mode})"), &mut cmd)
 }
 
 /// On a machine without cargo: the gpu suite over the programs built before.
@@ -240,4 +287,27 @@ fn check_nvptx_image(root: &Path) -> Result<()> {
     }
     println!("nvptx image of tests/run: PTX checked, cubin ELF64 EM_CUDA ABI version 7 ... ok");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Request, request};
+
+    #[test]
+    fn suites_and_test_files_are_requests() {
+        let suite = |s: &str| Request { suite: s.to_owned(), filter: None };
+        assert_eq!(request("codegen").unwrap(), suite("codegen"));
+        assert_eq!(request("tests/ui/").unwrap(), suite("ui"));
+        assert_eq!(
+            request("tests/codegen/launch_plain.rs").unwrap(),
+            Request { suite: "codegen".into(), filter: Some("launch_plain".into()) }
+        );
+        assert_eq!(
+            request("./tests/ui/unsafe_kernel.rs").unwrap(),
+            Request { suite: "ui".into(), filter: Some("unsafe_kernel".into()) }
+        );
+        let err = request("tests/run/src/bin/atomics.rs").unwrap_err().to_string();
+        assert!(err.contains("not a test of the codegen or ui suite"), "{err}");
+        assert!(request("nope").unwrap_err().to_string().contains("no test suite `nope`"));
+    }
 }
