@@ -15,8 +15,8 @@ pub fn fill(y: &mut [u32]) {
 // The geometry slot: the address of a copy of the geometry, tagged.
 // CHECK: [[AT:%.+]] = ptrtoint ptr [[SHAPE:%.+]] to i64
 // CHECK-NEXT: [[TAGGED:%.+]] = or {{(disjoint )?}}i64 [[AT]], -9223372036854775808
-// The library is offered the launch with the geometry (24 bytes).
-// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, i64 noundef -1, ptr {{.*}}, i64 noundef 4, ptr {{.*}}dereferenceable(24) {{%[^,]+}}, ptr {{.*}}, i64 noundef 2)
+// The library is offered the launch with the geometry (28 bytes: grid, block, shared memory).
+// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, i64 noundef -1, ptr {{.*}}, i64 noundef 4, ptr {{.*}}dereferenceable(28) {{%[^,]+}}, ptr {{.*}}, i64 noundef 2)
 // Elsewhere the runtime launches 3 * 5 * 7 = 105 blocks of 8 * 4 * 2 = 64 threads.
 // CHECK: call i32 @__tgt_target_kernel(ptr @.offload.loc, i64 -1, i32 105, i32 64, ptr @.fill.region_id, ptr %kernel_args)
 #[unsafe(no_mangle)]

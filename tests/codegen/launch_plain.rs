@@ -63,11 +63,11 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 
 // The library is offered the launch first (on a CUDA GPU it maps the plain arguments with the
 // runtime's begin mapper, runs the kernel on its stream and waits, then releases them, so that
-// a kernel that faults is an `offload::Error`; the geometry goes as 24 bytes, grid and block
-// along x, y and z); elsewhere it declines, and the lowered sequence below runs, the geometry
-// folded into constants.
+// a kernel that faults is an `offload::Error`; the geometry goes as 28 bytes: grid and block
+// along x, y and z, and shared memory); elsewhere it declines, and the lowered sequence below
+// runs, the geometry folded into constants.
 // CHECK: [[IMAGE:%[^ ]+]] = load ptr, ptr @__rust_offload_cuda_image
-// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr noundef [[IMAGE]], i64 noundef {{%[^,]+}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5, ptr {{.*}}dereferenceable(24) {{%[^,]+}}, ptr {{.*}}[[SLOTS]], i64 noundef 5)
+// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr noundef [[IMAGE]], i64 noundef {{%[^,]+}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5, ptr {{.*}}dereferenceable(28) {{%[^,]+}}, ptr {{.*}}[[SLOTS]], i64 noundef 5)
 
 // The sizes of the mapped slots are what the library left in `map`; the others stay constants.
 // CHECK: [[X_MAP:%[0-9]+]] = load i64, ptr [[X_MAP_AT]], align 8

@@ -53,12 +53,12 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 
 // The launch: the geometry (4096 blocks of 256 threads, folded into one slot: 256 << 32 |
 // 4096), then the slots; x and y hold their host addresses. The library's offer comes first:
-// default device, kernel name of 5 bytes, the geometry (24 bytes: grid and block along x, y
-// and z), 5 slots.
+// default device, kernel name of 5 bytes, the geometry (28 bytes: grid and block along x, y
+// and z, shared memory), 5 slots.
 // CHECK: [[X_LEN:%[^ ]+]] = inttoptr i64 %xs.1 to ptr
 // CHECK-NEXT: [[Y_LEN:%[^ ]+]] = inttoptr i64 %ys.1 to ptr
 // CHECK: [[IMAGE:%[^ ]+]] = load ptr, ptr @__rust_offload_cuda_image
-// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr noundef [[IMAGE]], i64 noundef {{%[^,]+}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5, ptr {{.*}}dereferenceable(24) {{%[^,]+}}, ptr {{.*}}, i64 noundef 5)
+// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr noundef [[IMAGE]], i64 noundef {{%[^,]+}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5, ptr {{.*}}dereferenceable(28) {{%[^,]+}}, ptr {{.*}}, i64 noundef 5)
 // CHECK: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 0
 // CHECK-NEXT: store ptr inttoptr (i64 1099511631872 to ptr), ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 0

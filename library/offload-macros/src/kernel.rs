@@ -387,11 +387,12 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 device: i64,
                 grid: impl ::core::convert::Into<::offload::Dim>,
                 block: impl ::core::convert::Into<::offload::Dim>,
+                shared: u32,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
                 #(#padding_checks)*
                 #p::require_device(device)?;
-                let geometry = #p::geometry(#symbol, grid.into(), block.into())?;
+                let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared)?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 __offload_run(device, geometry, #(#arg_names),*)
             }
@@ -440,11 +441,12 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 device: i64,
                 grid: impl ::core::convert::Into<::offload::Dim>,
                 block: impl ::core::convert::Into<::offload::Dim>,
+                shared: u32,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
                 #(#padding_checks)*
                 #p::require_device(device)?;
-                let geometry = #p::geometry(#symbol, grid.into(), block.into())?;
+                let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared)?;
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 {
                     let slots: &[#p::Slot] = &[#(#launch_slots),*];

@@ -27,6 +27,12 @@ pub(crate) const CU_CTX_SCHED_AUTO: c_uint = 0x0;
 pub(crate) const CU_CTX_SCHED_SPIN: c_uint = 0x1;
 pub(crate) const CU_CTX_SCHED_YIELD: c_uint = 0x2;
 
+/// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`: how much dynamic shared memory a
+/// kernel's launches may ask for, beyond the default.
+const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
+/// Dynamic shared memory every kernel may have without asking (48 KiB).
+const DEFAULT_SHARED: u32 = 48 << 10;
+
 /// `CU_STREAM_NON_BLOCKING`: the stream does not synchronise with the legacy default stream.
 pub(crate) const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
 
@@ -69,6 +75,8 @@ pub(crate) struct Api {
         *mut *mut c_void,
     ) -> CuResult,
     stream_synchronize: unsafe extern "C" fn(CuStream) -> CuResult,
+    /// `cuFuncSetAttribute(CUfunction, CUfunction_attribute, int)`
+    func_set_attribute: unsafe extern "C" fn(CuFunction, c_int, c_int) -> CuResult,
     get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
 }
 
@@ -120,6 +128,7 @@ unsafe fn load() -> Option<Api> {
             stream_create: entry!(c"cuStreamCreate"),
             launch_kernel: entry!(c"cuLaunchKernel"),
             stream_synchronize: entry!(c"cuStreamSynchronize"),
+            func_set_attribute: entry!(c"cuFuncSetAttribute"),
             get_error_string: entry!(c"cuGetErrorString"),
         };
         if init(0) != 0 {
@@ -279,7 +288,8 @@ impl Api {
         Ok(stream)
     }
 
-    /// Enqueues `function` on `stream` over a `grid` x `block` one-dimensional launch.
+    /// Enqueues `function` on `stream` over a `grid` of `block`s, each with `shared` bytes of
+    /// dynamic shared memory (over 48 KiB, the function is first allowed that much).
     ///
     /// # Safety
     /// `params` must hold one pointer per kernel parameter, each to a value of that parameter's
@@ -289,9 +299,20 @@ impl Api {
         function: CuFunction,
         grid: [u32; 3],
         block: [u32; 3],
+        shared: u32,
         stream: CuStream,
         params: &mut [*mut c_void],
     ) -> Result<(), Error> {
+        if shared > DEFAULT_SHARED {
+            // SAFETY: `function` is a loaded kernel; the attribute takes a byte count.
+            self.check("cuFuncSetAttribute", unsafe {
+                (self.func_set_attribute)(
+                    function,
+                    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as c_int,
+                )
+            })?;
+        }
         // SAFETY: per the caller; the driver copies the parameter values before returning.
         self.check("cuLaunchKernel", unsafe {
             (self.launch_kernel)(
@@ -302,7 +323,7 @@ impl Api {
                 block[0],
                 block[1],
                 block[2],
-                0,
+                shared,
                 stream,
                 params.as_mut_ptr(),
                 core::ptr::null_mut(),

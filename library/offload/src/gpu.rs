@@ -7,10 +7,15 @@
 //! return.
 
 pub mod atomic;
+mod block_shared;
 pub mod math;
 #[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]
 pub mod mem;
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) use block_shared::imp as shared_imp;
+pub use block_shared::{Shared, shared};
 
 #[cfg(target_arch = "nvptx64")]
 mod imp {
@@ -92,13 +97,31 @@ pub(crate) mod imp {
     axis!(1, _thread_idx_y, _block_idx_y, _block_dim_y, _grid_dim_y);
     axis!(2, _thread_idx_z, _block_idx_z, _block_dim_z, _grid_dim_z);
 
+    thread_local! {
+        /// The barrier of the emulated thread's block, where its threads run at once (a launch
+        /// with shared memory); null where they run one after another.
+        static BARRIER: Cell<*const std::sync::Barrier> = const { Cell::new(core::ptr::null()) };
+    }
+
+    /// Sets the barrier of the emulated thread's block (null: none), which must outlive its
+    /// use by this thread.
+    pub(crate) fn set_barrier(barrier: *const std::sync::Barrier) {
+        BARRIER.with(|b| b.set(barrier));
+    }
+
     pub(super) fn sync_threads() {
-        // The host-offload image runs the threads of a block one after another, so a barrier
-        // between them cannot be honoured: refuse rather than compute a wrong answer.
-        panic!(
-            "offload::gpu::sync_threads is not supported by the host-offload image (threads of a \
-             block run one after another)"
-        );
+        let barrier = BARRIER.with(Cell::get);
+        if barrier.is_null() {
+            // The threads of this block run one after another, so a barrier between them
+            // cannot be honoured: refuse rather than compute a wrong answer.
+            panic!(
+                "offload::gpu::sync_threads in the host-offload image needs the block's threads \
+                 to run at once, which they do in a launch with shared memory \
+                 (launch!(k, grid, block, shared = BYTES, ...)); here they run one after another"
+            );
+        }
+        // SAFETY: `run_grid` sets it to its block's barrier for the thread's whole run.
+        unsafe { &*barrier }.wait();
     }
 }
 
@@ -190,7 +213,8 @@ axis!(
     _grid_dim_z
 );
 
-/// Barrier for the threads of one block (`bar.sync 0`). Not supported by the host-offload image.
+/// Barrier for the threads of one block (`bar.sync 0`). In the host-offload image, only in a
+/// launch with shared memory, whose blocks' threads run at once (elsewhere it panics).
 #[inline(always)]
 pub fn sync_threads() {
     imp::sync_threads()

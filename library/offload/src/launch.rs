@@ -288,11 +288,18 @@ const MAX_BLOCK: u32 = 1024;
 const MAX_BLOCK_Z: u32 = 64;
 /// Blocks of a grid along y and z (CUDA's limit).
 const MAX_GRID_YZ: u32 = 65535;
+/// Shared memory of a block on the NVIDIA GPUs with the most (sm_90: 227 KiB).
+const MAX_SHARED: u32 = 227 << 10;
 
 /// A launch's geometry, checked against what every NVIDIA GPU the cubin targets launches
 /// (CUDA's limits), so that the runtime never refuses it (libomptarget 19 ends the process then).
 #[inline]
-pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<Geometry, Error> {
+pub fn geometry(
+    kernel: &'static str,
+    grid: Dim,
+    block: Dim,
+    shared: u32,
+) -> Result<Geometry, Error> {
     let invalid = |reason| Err(Error::InvalidGeometry { kernel, reason });
     let (grid, block) = (grid.0, block.0);
     if grid.contains(&0) || block.contains(&0) {
@@ -309,7 +316,10 @@ pub fn geometry(kernel: &'static str, grid: Dim, block: Dim) -> Result<Geometry,
     if blocks.is_none_or(|b| b > i32::MAX as u32) {
         return invalid("a grid has fewer than 2^31 blocks in all");
     }
-    Ok(Geometry { grid, block })
+    if shared > MAX_SHARED {
+        return invalid("a block has at most 227 KiB of shared memory (sm_90; less on older GPUs)");
+    }
+    Ok(Geometry { grid, block, shared })
 }
 
 /// Checks that every present argument lives on the launch's device: a `Preload` made on one
@@ -423,7 +433,7 @@ mod tests {
     use crate::geometry::{Geometry, geometry_in, geometry_slot};
 
     fn reason(grid: impl Into<Dim>, block: impl Into<Dim>) -> &'static str {
-        match geometry("k", grid.into(), block.into()) {
+        match geometry("k", grid.into(), block.into(), 0) {
             Err(Error::InvalidGeometry { kernel: "k", reason }) => reason,
             other => panic!("not refused: {other:?}"),
         }
@@ -431,10 +441,13 @@ mod tests {
 
     #[test]
     fn geometries_are_checked_against_what_every_gpu_launches() {
-        let ok = |g: Dim, b: Dim| geometry("k", g, b).unwrap();
-        assert_eq!(
-            ok(4096.into(), 256.into()),
-            Geometry { grid: [4096, 1, 1], block: [256, 1, 1] }
+        let ok = |g: Dim, b: Dim| geometry("k", g, b, 0).unwrap();
+        let linear = Geometry { grid: [4096, 1, 1], block: [256, 1, 1], shared: 0 };
+        assert_eq!(ok(4096.into(), 256.into()), linear);
+        assert_eq!(geometry("k", 1.into(), 32.into(), 227 << 10).unwrap().shared, 227 << 10);
+        let too_much = geometry("k", 1.into(), 32.into(), (227 << 10) + 1);
+        assert!(
+            matches!(too_much, Err(Error::InvalidGeometry { reason, .. }) if reason.contains("227 KiB"))
         );
         assert_eq!(ok([8, 4].into(), (16, 16).into()).threads(), 256);
         assert_eq!(ok([32768, 65535, 1].into(), [1024, 1, 1].into()).blocks(), 32768 * 65535);
@@ -451,14 +464,18 @@ mod tests {
 
     #[test]
     fn the_geometry_slot_names_the_geometry() {
-        let linear = Geometry { grid: [4096, 1, 1], block: [256, 1, 1] };
+        let linear = Geometry { grid: [4096, 1, 1], block: [256, 1, 1], shared: 0 };
         let slot = geometry_slot(&linear).addr() as u64;
         // Along x, a constant: threads per block high, blocks low.
         assert_eq!(slot, 256 << 32 | 4096);
         assert_eq!(unsafe { geometry_in(slot) }, linear);
-        let cube = Geometry { grid: [3, 5, 7], block: [8, 4, 2] };
-        let slot = geometry_slot(&cube).addr() as u64;
-        assert_ne!(slot & 1 << 63, 0);
-        assert_eq!(unsafe { geometry_in(slot) }, cube);
+        for other in [
+            Geometry { grid: [3, 5, 7], block: [8, 4, 2], shared: 0 },
+            Geometry { grid: [4096, 1, 1], block: [256, 1, 1], shared: 1024 },
+        ] {
+            let slot = geometry_slot(&other).addr() as u64;
+            assert_ne!(slot & 1 << 63, 0);
+            assert_eq!(unsafe { geometry_in(slot) }, other);
+        }
     }
 }

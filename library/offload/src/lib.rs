@@ -86,15 +86,24 @@ pub use view::{PresentSlice, PresentSliceMut};
 /// device: no copies), or a plain `&T`/`&mut T` (copied in, and back for `&mut`, around this
 /// launch only). Returns `Result<(), offload::Error>` once the kernel has finished.
 ///
+/// `launch!(KERNEL, GRID, BLOCK, shared = BYTES, (ARGS,))` gives each block `BYTES` of shared
+/// memory, which its threads reach through [`gpu::shared`] (at most 227 KiB, on sm_90).
+///
 /// `launch!(on DEVICE, KERNEL, GRID, BLOCK, (ARGS,))` launches on a [`Device`]; its
 /// present arguments must have been preloaded on that device (else `Error::WrongDevice`).
 #[macro_export]
 macro_rules! launch {
+    (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, $shared, $($arg),*)
+    };
     (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, $($arg),*)
+        $($kernel)::+::__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, 0, $($arg),*)
+    };
+    ($($kernel:ident)::+, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::__offload_launch(-1, $grid, $block, $shared, $($arg),*)
     };
     ($($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch(-1, $grid, $block, $($arg),*)
+        $($kernel)::+::__offload_launch(-1, $grid, $block, 0, $($arg),*)
     };
 }
 
@@ -114,10 +123,16 @@ macro_rules! launch {
 /// by the next call that waits).
 #[macro_export]
 macro_rules! launch_async {
+    (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, $shared, $($arg),*)
+    };
     (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, $($arg),*)
+        $($kernel)::+::__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, 0, $($arg),*)
+    };
+    ($($kernel:ident)::+, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
+        $($kernel)::+::__offload_launch_async(-1, $grid, $block, $shared, $($arg),*)
     };
     ($($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch_async(-1, $grid, $block, $($arg),*)
+        $($kernel)::+::__offload_launch_async(-1, $grid, $block, 0, $($arg),*)
     };
 }

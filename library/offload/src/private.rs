@@ -169,26 +169,68 @@ pub unsafe fn slice_mut<'a, T>(address: *mut u8, len: u64) -> &'a mut [T] {
     }
 }
 
-/// Runs a kernel body for every (block, thread) of the launch, one after another, x fastest
-/// as CUDA numbers them: the host-offload plugin calls a kernel once for the whole grid.
+/// Runs a kernel body for every (block, thread) of the launch, x fastest as CUDA numbers them:
+/// the host-offload plugin calls a kernel once for the whole grid. A block's threads run one
+/// after another, or, in a launch with shared memory, at once (one system thread each, the
+/// block's memory and a barrier between them), so that `sync_threads` holds.
 #[cfg(not(target_arch = "nvptx64"))]
-pub fn run_grid(geometry: u64, mut body: impl FnMut()) {
+pub fn run_grid(geometry: u64, body: impl Fn()) {
     // SAFETY: the slot is the launcher's `geometry_slot`, and the host plugin runs the kernel
     // within the launcher's call.
-    let Geometry { grid, block } = unsafe { crate::geometry::geometry_in(geometry) };
+    let Geometry { grid, block, shared } = unsafe { crate::geometry::geometry_in(geometry) };
     let (grid, block) = (grid.map(|d| d as usize), block.map(|d| d as usize));
-    for bz in 0..grid[2] {
-        for by in 0..grid[1] {
-            for bx in 0..grid[0] {
-                for tz in 0..block[2] {
-                    for ty in 0..block[1] {
-                        for tx in 0..block[0] {
-                            crate::gpu::imp::set([[tx, ty, tz], [bx, by, bz], block, grid]);
-                            body();
-                        }
-                    }
-                }
+    let blocks = (0..grid[2])
+        .flat_map(|z| (0..grid[1]).flat_map(move |y| (0..grid[0]).map(move |x| [x, y, z])));
+    let threads = || {
+        (0..block[2])
+            .flat_map(|z| (0..block[1]).flat_map(move |y| (0..block[0]).map(move |x| [x, y, z])))
+    };
+    if shared == 0 {
+        for b in blocks {
+            for t in threads() {
+                crate::gpu::imp::set([t, b, block, grid]);
+                body();
             }
+        }
+    } else {
+        /// The kernel's body, called from the block's threads at once: they share its data as
+        /// the threads of a GPU block do.
+        struct Body<'a>(&'a dyn Fn());
+        // SAFETY: see above; the body only rebuilds the kernel's arguments from its slots.
+        unsafe impl Sync for Body<'_> {}
+        let body = Body(&body);
+        /// The block's shared memory, handed to its threads.
+        #[derive(Clone, Copy)]
+        struct Memory(*mut u8);
+        // SAFETY: the threads share it as a GPU block's threads do; it outlives them (scoped).
+        unsafe impl Send for Memory {}
+        impl Memory {
+            // A method, so that a closure captures the whole `Memory` (not its `*mut` field).
+            fn base(self) -> *mut u8 {
+                self.0
+            }
+        }
+        let mut memory = vec![0u128; (shared as usize).div_ceil(16)];
+        for b in blocks {
+            memory.fill(0);
+            let base = Memory(memory.as_mut_ptr().cast::<u8>());
+            let barrier = std::sync::Barrier::new(block.iter().product());
+            std::thread::scope(|scope| {
+                for t in threads() {
+                    let (body, barrier) = (&body, &barrier);
+                    std::thread::Builder::new()
+                        .stack_size(1 << 20)
+                        .spawn_scoped(scope, move || {
+                            crate::gpu::imp::set([t, b, block, grid]);
+                            crate::gpu::shared_imp::set(base.base(), shared as usize);
+                            crate::gpu::imp::set_barrier(barrier);
+                            (body.0)();
+                        })
+                        .expect(
+                            "offload: the host-offload image could not start a thread of a block",
+                        );
+                }
+            });
         }
     }
     crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);

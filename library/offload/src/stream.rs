@@ -177,7 +177,14 @@ pub unsafe fn launch_async(
         // entry declares them; the device addresses belong to mappings that stay allocated
         // until a synchronisation (see the module's documentation).
         let launched = unsafe {
-            gpu.api.launch(function, geometry.grid, geometry.block, gpu.stream, &mut params)
+            gpu.api.launch(
+                function,
+                geometry.grid,
+                geometry.block,
+                geometry.shared,
+                gpu.stream,
+                &mut params,
+            )
         };
         // Counted once the driver has the kernel, even if restoring the context fails after:
         // an uncounted queued kernel would let a later Drop skip its wait.
@@ -218,8 +225,8 @@ pub unsafe fn launch_sync(
             return Err(Error::InvalidGeometry {
                 kernel,
                 reason: "OFFLOAD_LAUNCH=runtime launches through libomptarget 19's \
-                         __tgt_target_kernel, which launches along x only: launch along x, or \
-                         leave OFFLOAD_LAUNCH unset",
+                         __tgt_target_kernel, which launches along x only and without shared \
+                         memory: launch so, or leave OFFLOAD_LAUNCH unset",
             });
         }
         return Ok(false);

@@ -275,3 +275,45 @@ pub fn equal_rows(width: u32, a: &[u8], b: &[u8], equal: &mut [u32]) {
         equal[i] = u32::from(a[i * w..(i + 1) * w] == b[i * w..(i + 1) * w]);
     }
 }
+
+/// Each block's sum of its `values`, by halves in shared memory (`shared = block * 4` bytes),
+/// with a barrier between the steps; block sizes are powers of two.
+#[offload::kernel]
+pub fn block_sums(values: &[f32], sums: &mut [f32]) {
+    use offload::gpu::*;
+    let partial = shared::<f32>();
+    let t = thread_idx_x();
+    partial.write(t, values.get(global_id_x()).copied().unwrap_or(0.0));
+    let mut half = block_dim_x() / 2;
+    while half > 0 {
+        sync_threads();
+        if t < half {
+            partial.write(t, partial.read(t) + partial.read(t + half));
+        }
+        half /= 2;
+    }
+    if t == 0 {
+        sums[block_idx_x()] = partial.read(0);
+    }
+}
+
+/// Reverses each block's run of `values` through shared memory: every thread writes its
+/// element, waits for the block, then reads its mirror's.
+#[offload::kernel]
+pub fn reverse_blocks(values: &mut [u32]) {
+    use offload::gpu::*;
+    let tile = shared::<u32>();
+    let (t, n) = (thread_idx_x(), block_dim_x());
+    let base = block_idx_x() * n;
+    tile.write(t, values[base + t]);
+    sync_threads();
+    values[base + t] = tile.read(n - 1 - t);
+}
+
+/// Writes how many `u64`s its block's shared memory holds, from the first thread.
+#[offload::kernel]
+pub fn shared_len(out: &mut [u32; 1]) {
+    if offload::gpu::global_id_x() == 0 {
+        out[0] = offload::gpu::shared::<u64>().len() as u32;
+    }
+}

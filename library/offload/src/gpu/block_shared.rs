@@ -1,0 +1,145 @@
+//! Shared memory: the bytes a launch gives each block (`launch!(k, grid, block, shared =
+//! BYTES, (...))`), which the threads of the block read and write together: on a GPU the
+//! multiprocessor's own memory, much faster than the device's.
+//!
+//! ```text
+//! // A block's sum of `values`, by halves: each thread adds a pair, then waits for the others.
+//! #[offload::kernel]
+//! pub fn block_sums(values: &[f32], sums: &mut [f32]) {
+//!     use offload::gpu::*;
+//!     let partial = shared::<f32>();           // launched with shared = block * 4 bytes
+//!     let t = thread_idx_x();
+//!     partial.write(t, values.get(global_id_x()).copied().unwrap_or(0.0));
+//!     let mut half = block_dim_x() / 2;
+//!     while half > 0 {
+//!         sync_threads();
+//!         if t < half {
+//!             partial.write(t, partial.read(t) + partial.read(t + half));
+//!         }
+//!         half /= 2;
+//!     }
+//!     if t == 0 {
+//!         sums[block_idx_x()] = partial.read(0);
+//!     }
+//! }
+//! ```
+//!
+//! The memory holds what the block's threads wrote; what a thread reads before any wrote it is
+//! unspecified on a GPU (zero in the host-offload image). In the host-offload image a launch
+//! with shared memory runs the threads of each block at once, one system thread each, so that
+//! [`sync_threads`](super::sync_threads) is a real barrier.
+
+use core::marker::PhantomData;
+
+use crate::DeviceCopy;
+
+/// The calling block's shared memory, as `T`s: as many as fit in the launch's bytes. A handle
+/// every thread of the block may copy; reads and writes go through it (the memory is shared, so
+/// no thread holds a reference into it).
+#[derive(Debug)]
+pub struct Shared<T> {
+    base: *mut T,
+    len: usize,
+    _data: PhantomData<T>,
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Shared<T> {}
+
+/// The calling block's shared memory as `T`s (see the module's documentation). Its length is
+/// the launch's shared bytes over `size_of::<T>()`: 0 for a launch without shared memory.
+#[inline(always)]
+pub fn shared<T: DeviceCopy>() -> Shared<T> {
+    const {
+        assert!(align_of::<T>() <= 16, "shared memory is aligned to 16 bytes");
+        assert!(size_of::<T>() > 0, "shared memory of zero-sized data holds nothing");
+    };
+    let (base, bytes) = imp::memory();
+    Shared { base: base.cast(), len: bytes / size_of::<T>(), _data: PhantomData }
+}
+
+impl<T: DeviceCopy> Shared<T> {
+    /// How many `T`s the block's shared memory holds.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the launch gave the block no room for a `T`.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The `T` at `index`. Panics past the end, as slice indexing does.
+    #[inline(always)]
+    #[track_caller]
+    pub fn read(&self, index: usize) -> T {
+        assert!(index < self.len, "shared memory index {index} out of range (length {})", self.len);
+        // SAFETY: in bounds, aligned (the memory is 16-aligned, `T` at most that), and every
+        // bit pattern is a `T` (`DeviceCopy`).
+        unsafe { self.base.add(index).read() }
+    }
+
+    /// Writes `value` at `index`. Panics past the end, as slice indexing does.
+    #[inline(always)]
+    #[track_caller]
+    pub fn write(&self, index: usize, value: T) {
+        assert!(index < self.len, "shared memory index {index} out of range (length {})", self.len);
+        // SAFETY: in bounds and aligned, as in `read`.
+        unsafe { self.base.add(index).write(value) }
+    }
+
+    /// The memory's first `T`, for code that indexes it itself.
+    #[inline(always)]
+    pub fn as_ptr(&self) -> *mut T {
+        self.base
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod imp {
+    // The block's dynamic shared memory: its size is the launch's `sharedMemBytes`.
+    core::arch::global_asm!(".extern .shared .align 16 .b8 __offload_shared[];");
+
+    /// The memory's generic address and its size in bytes.
+    #[inline(always)]
+    pub(super) fn memory() -> (*mut u8, usize) {
+        let (base, bytes): (u64, u32);
+        // SAFETY: reads the shared window's address and a special register; no memory access.
+        unsafe {
+            core::arch::asm!(
+                "cvta.shared.u64 {base}, __offload_shared;",
+                "mov.u32 {bytes}, %dynamic_smem_size;",
+                base = out(reg64) base,
+                bytes = out(reg32) bytes,
+                options(pure, nomem, nostack),
+            )
+        };
+        (base as usize as *mut u8, bytes as usize)
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) mod imp {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// The shared memory of the block the emulated thread belongs to, and its size.
+        static MEMORY: Cell<(*mut u8, usize)> = const { Cell::new((core::ptr::null_mut(), 0)) };
+    }
+
+    pub(crate) fn set(base: *mut u8, bytes: usize) {
+        MEMORY.with(|m| m.set((base, bytes)));
+    }
+
+    pub(super) fn memory() -> (*mut u8, usize) {
+        let (base, bytes) = MEMORY.with(Cell::get);
+        // No memory: a dangling, aligned address for the empty handle.
+        if base.is_null() { (core::ptr::dangling_mut::<u128>().cast(), 0) } else { (base, bytes) }
+    }
+}

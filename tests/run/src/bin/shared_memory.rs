@@ -1,0 +1,91 @@
+//! Shared memory and barriers: block sums by halves and blocks reversed in place, each through
+//! the block's shared memory with `sync_threads` between its steps, in the host-offload image
+//! (a block's threads at once) as on a GPU; the memory's length as a kernel sees it; more than
+//! any GPU has refused. Under `OFFLOAD_LAUNCH=runtime` on a GPU (libomptarget 19's launch has
+//! no shared memory) each is refused, which the program checks, computing on the host then.
+//! Copies: 2 in and 1 out, 1 in and 1 out, 1 in and 1 out.
+//@ run: 8 => h2d=4 d2h=3
+//@ run: 8 => h2d=4 d2h=3 env=OFFLOAD_LAUNCH=runtime
+
+#[allow(dead_code)]
+#[path = "../kernels.rs"]
+mod kernels;
+
+use offload::Error;
+
+/// Whether `result` is the refusal of shared memory under `OFFLOAD_LAUNCH=runtime`, which only
+/// a GPU makes.
+fn refused_without_shared(result: &Result<(), Error>) -> bool {
+    match result {
+        Err(Error::InvalidGeometry { reason, .. }) if reason.contains("without shared memory") => {
+            assert_eq!(std::env::var("OFFLOAD_LAUNCH").as_deref(), Ok("runtime"));
+            assert!(offload::device_name().contains("CUDA"), "{}", offload::device_name());
+            true
+        }
+        _ => false,
+    }
+}
+
+fn main() -> Result<(), Error> {
+    let blocks: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(8);
+    let threads = 64usize;
+    let n = blocks * threads - 5;
+    let values: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
+    let mut sums = vec![-1.0f32; blocks];
+    let shared = (threads * 4) as u32;
+    let launched = offload::launch!(
+        kernels::block_sums,
+        blocks as u32,
+        threads as u32,
+        shared = shared,
+        (&values[..], &mut sums[..])
+    );
+    // Refused: the same copies through a launch without shared memory, the sums by the host.
+    let on_host = refused_without_shared(&launched);
+    if on_host {
+        offload::launch!(kernels::histogram, 1, 1, (&[0u32][..], &mut [0u32][..]))?;
+    } else {
+        launched?;
+    }
+    for (b, sum) in sums.iter().enumerate() {
+        let expected: f32 = values.iter().skip(b * threads).take(threads).sum();
+        if !on_host {
+            assert_eq!(*sum, expected, "block {b}");
+        }
+    }
+
+    let mut reversed: Vec<u32> = (0..(blocks * threads) as u32).collect();
+    let launched = offload::launch!(
+        kernels::reverse_blocks,
+        blocks as u32,
+        threads as u32,
+        shared = shared,
+        (&mut reversed[..],)
+    );
+    if refused_without_shared(&launched) {
+        offload::launch!(kernels::increment, 1, 1, (&mut reversed[..1],))?;
+    } else {
+        launched?;
+        for (i, v) in reversed.iter().enumerate() {
+            let (b, t) = (i / threads, i % threads);
+            assert_eq!(*v as usize, b * threads + threads - 1 - t, "element {i}");
+        }
+    }
+
+    let mut len = [0u32];
+    let launched = offload::launch!(kernels::shared_len, 1, 32, shared = 100, (&mut len,));
+    if refused_without_shared(&launched) {
+        offload::launch!(kernels::shared_len, 1, 32, (&mut len,))?;
+        assert_eq!(len, [0]);
+    } else {
+        launched?;
+        assert_eq!(len, [12], "100 bytes hold 12 u64s");
+    }
+
+    match offload::launch!(kernels::shared_len, 1, 32, shared = 228 << 10, (&mut len,)) {
+        Err(Error::InvalidGeometry { reason, .. }) => assert!(reason.contains("227 KiB"), "{reason}"),
+        other => panic!("not refused: {other:?}"),
+    }
+    println!("ok: {blocks} blocks of {threads} threads{}", if on_host { " (refused, as libomptarget's launch has no shared memory)" } else { "" });
+    Ok(())
+}
