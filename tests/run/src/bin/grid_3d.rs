@@ -13,18 +13,8 @@ mod kernels;
 
 use offload::Error;
 
-/// Whether `result` is the refusal of a launch along y or z under `OFFLOAD_LAUNCH=runtime`,
-/// which only a GPU makes.
-fn refused_along_x_only(result: &Result<(), Error>) -> bool {
-    match result {
-        Err(Error::InvalidGeometry { reason, .. }) if reason.contains("OFFLOAD_LAUNCH=runtime") => {
-            assert_eq!(std::env::var("OFFLOAD_LAUNCH").as_deref(), Ok("runtime"));
-            assert!(offload::device_name().contains("CUDA"), "{}", offload::device_name());
-            true
-        }
-        _ => false,
-    }
-}
+#[path = "../runtime_launch.rs"]
+mod runtime_launch;
 
 fn main() -> Result<(), Error> {
     // A box of 37 x 19 x 5 cells, by blocks of 8 x 4 x 2 threads.
@@ -32,7 +22,7 @@ fn main() -> Result<(), Error> {
     let mut cells = vec![[0u32; 4]; (nx * ny * nz) as usize];
     let grid = [nx.div_ceil(8), ny.div_ceil(4), nz.div_ceil(2)];
     let launched = offload::launch!(kernels::coordinates, grid, [8, 4, 2], (nx, ny, &mut cells[..]));
-    let along_x_only = refused_along_x_only(&launched);
+    let along_x_only = runtime_launch::refused(&launched);
     if along_x_only {
         // The first row, along x alone: the same copies.
         offload::launch!(kernels::coordinates, nx.div_ceil(8), 8, (nx, ny, &mut cells[..]))?;
@@ -53,7 +43,7 @@ fn main() -> Result<(), Error> {
     let grid = (cols.div_ceil(16), rows.div_ceil(16));
     let launched =
         offload::launch!(kernels::transpose, grid, (16, 16), (rows, cols, &input[..], &mut output[..]));
-    if refused_along_x_only(&launched) {
+    if runtime_launch::refused(&launched) {
         offload::launch!(kernels::transpose, cols.div_ceil(16), 16, (rows, cols, &input[..], &mut output[..]))?;
     } else {
         launched?;
@@ -67,7 +57,7 @@ fn main() -> Result<(), Error> {
     // The geometry inside the kernel.
     let mut dims = [0u32; 6];
     let launched = offload::launch!(kernels::dimensions, [3, 5, 7], [8, 4, 2], (&mut dims,));
-    if refused_along_x_only(&launched) {
+    if runtime_launch::refused(&launched) {
         offload::launch!(kernels::dimensions, 3, 8, (&mut dims,))?;
         assert_eq!(dims, [8, 1, 1, 3, 1, 1]);
     } else {

@@ -13,18 +13,8 @@ mod kernels;
 
 use offload::Error;
 
-/// Whether `result` is the refusal of shared memory under `OFFLOAD_LAUNCH=runtime`, which only
-/// a GPU makes.
-fn refused_without_shared(result: &Result<(), Error>) -> bool {
-    match result {
-        Err(Error::InvalidGeometry { reason, .. }) if reason.contains("without shared memory") => {
-            assert_eq!(std::env::var("OFFLOAD_LAUNCH").as_deref(), Ok("runtime"));
-            assert!(offload::device_name().contains("CUDA"), "{}", offload::device_name());
-            true
-        }
-        _ => false,
-    }
-}
+#[path = "../runtime_launch.rs"]
+mod runtime_launch;
 
 fn main() -> Result<(), Error> {
     let blocks: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(8);
@@ -41,7 +31,7 @@ fn main() -> Result<(), Error> {
         (&values[..], &mut sums[..])
     );
     // Refused: the same copies through a launch without shared memory, the sums by the host.
-    let on_host = refused_without_shared(&launched);
+    let on_host = runtime_launch::refused(&launched);
     if on_host {
         offload::launch!(kernels::histogram, 1, 1, (&[0u32][..], &mut [0u32][..]))?;
     } else {
@@ -62,7 +52,7 @@ fn main() -> Result<(), Error> {
         shared = shared,
         (&mut reversed[..],)
     );
-    if refused_without_shared(&launched) {
+    if runtime_launch::refused(&launched) {
         offload::launch!(kernels::increment, 1, 1, (&mut reversed[..1],))?;
     } else {
         launched?;
@@ -74,7 +64,7 @@ fn main() -> Result<(), Error> {
 
     let mut len = [0u32];
     let launched = offload::launch!(kernels::shared_len, 1, 32, shared = 100, (&mut len,));
-    if refused_without_shared(&launched) {
+    if runtime_launch::refused(&launched) {
         offload::launch!(kernels::shared_len, 1, 32, (&mut len,))?;
         assert_eq!(len, [0]);
     } else {
