@@ -4,15 +4,15 @@
 mod stencil;
 
 /// `dst[c] = (up + down + left + right) / 4` for every interior cell `c` of `src`; border
-/// cells are copied.
+/// cells are copied. Launched as a 2D grid: x along a row, y down the columns.
 #[offload::kernel]
 pub fn jacobi_step(width: u32, height: u32, src: &[f32], dst: &mut [f32]) {
     let (w, h) = (width as usize, height as usize);
-    let cell = offload::gpu::global_id_x();
-    if cell >= w * h {
+    let (x, y) = (offload::gpu::global_id_x(), offload::gpu::global_id_y());
+    if x >= w || y >= h {
         return;
     }
-    let (x, y) = (cell % w, cell / w);
+    let cell = y * w + x;
     dst[cell] = if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
         src[cell]
     } else {

@@ -1,5 +1,5 @@
-//! Jacobi relaxation of a heated plate: two buffers preloaded once, swapped between launches,
-//! copied back once; checked against the same computation on the CPU.
+//! Jacobi relaxation of a heated plate: two buffers preloaded once, swapped between launches of
+//! a 2D grid, copied back once; checked against the same computation on the CPU.
 //!
 //! `jacobi [WIDTH] [HEIGHT] [ITERATIONS]`
 //!
@@ -35,8 +35,9 @@ fn main() -> Result<(), offload::Error> {
     let (width, height, iterations) = (arg(1, 512), arg(2, 512), arg(3, 200));
     let mut a = initial(width, height);
     let mut b = a.clone();
-    let threads = 256u32;
-    let blocks = (width * height).div_ceil(threads as usize) as u32;
+    // Blocks of 16 x 16 threads over the plate, x along a row and y down the columns.
+    let threads = (16u32, 16u32);
+    let blocks = ((width as u32).div_ceil(16), (height as u32).div_ceil(16));
 
     let start = Instant::now();
     {
