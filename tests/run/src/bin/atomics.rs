@@ -34,7 +34,12 @@ fn main() -> Result<(), offload::Error> {
 
     let signed: Vec<i32> = values.iter().map(|&v| v as i32 - (1 << 24)).collect();
     let (mut max, mut min, mut wide) = (i32::MIN, i32::MAX, 0i64);
-    offload::launch!(kernels::extremes, blocks, threads as u32, (&signed[..], &mut max, &mut min, &mut wide))?;
+    offload::launch!(
+        kernels::extremes,
+        blocks,
+        threads as u32,
+        (&signed[..], &mut max, &mut min, &mut wide)
+    )?;
     assert_eq!(max, *signed.iter().max().unwrap(), "max");
     assert_eq!(min, *signed.iter().min().unwrap(), "min");
     let expected_wide = signed.iter().map(|&v| i64::from(v) << 32).fold(0i64, i64::wrapping_add);

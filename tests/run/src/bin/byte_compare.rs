@@ -24,7 +24,12 @@ fn main() -> Result<(), offload::Error> {
     }
     let mut equal = vec![7u32; rows];
     let blocks = rows.div_ceil(128) as u32;
-    offload::launch!(kernels::equal_rows, blocks, 128, (width as u32, &a[..], &b[..], &mut equal[..]))?;
+    offload::launch!(
+        kernels::equal_rows,
+        blocks,
+        128,
+        (width as u32, &a[..], &b[..], &mut equal[..])
+    )?;
     for (r, e) in equal.iter().enumerate() {
         assert_eq!(*e, u32::from(r % 4 == 0), "row {r}");
     }

@@ -21,7 +21,8 @@ fn main() -> Result<(), Error> {
     let (nx, ny, nz) = (37u32, 19u32, 5u32);
     let mut cells = vec![[0u32; 4]; (nx * ny * nz) as usize];
     let grid = [nx.div_ceil(8), ny.div_ceil(4), nz.div_ceil(2)];
-    let launched = offload::launch!(kernels::coordinates, grid, [8, 4, 2], (nx, ny, &mut cells[..]));
+    let launched =
+        offload::launch!(kernels::coordinates, grid, [8, 4, 2], (nx, ny, &mut cells[..]));
     let along_x_only = runtime_launch::refused(&launched);
     if along_x_only {
         // The first row, along x alone: the same copies.
@@ -41,15 +42,28 @@ fn main() -> Result<(), Error> {
     let input: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
     let mut output = vec![0.0f32; input.len()];
     let grid = (cols.div_ceil(16), rows.div_ceil(16));
-    let launched =
-        offload::launch!(kernels::transpose, grid, (16, 16), (rows, cols, &input[..], &mut output[..]));
+    let launched = offload::launch!(
+        kernels::transpose,
+        grid,
+        (16, 16),
+        (rows, cols, &input[..], &mut output[..])
+    );
     if runtime_launch::refused(&launched) {
-        offload::launch!(kernels::transpose, cols.div_ceil(16), 16, (rows, cols, &input[..], &mut output[..]))?;
+        offload::launch!(
+            kernels::transpose,
+            cols.div_ceil(16),
+            16,
+            (rows, cols, &input[..], &mut output[..])
+        )?;
     } else {
         launched?;
         for r in 0..rows as usize {
             for c in 0..cols as usize {
-                assert_eq!(output[c * rows as usize + r], input[r * cols as usize + c], "({r}, {c})");
+                assert_eq!(
+                    output[c * rows as usize + r],
+                    input[r * cols as usize + c],
+                    "({r}, {c})"
+                );
             }
         }
     }
@@ -77,6 +91,10 @@ fn main() -> Result<(), Error> {
     let reason = refused(offload::launch!(kernels::dimensions, 1, [1, 1, 0], (&mut dims,)));
     assert!(reason.contains("at least 1"), "{reason}");
 
-    println!("ok: {} cells, a {rows} x {cols} transpose{}", cells.len(), if along_x_only { " (along x only)" } else { "" });
+    println!(
+        "ok: {} cells, a {rows} x {cols} transpose{}",
+        cells.len(),
+        if along_x_only { " (along x only)" } else { "" }
+    );
     Ok(())
 }

@@ -73,9 +73,14 @@ fn main() -> Result<(), Error> {
     }
 
     match offload::launch!(kernels::shared_len, 1, 32, shared = 228 << 10, (&mut len,)) {
-        Err(Error::InvalidGeometry { reason, .. }) => assert!(reason.contains("227 KiB"), "{reason}"),
+        Err(Error::InvalidGeometry { reason, .. }) => {
+            assert!(reason.contains("227 KiB"), "{reason}")
+        }
         other => panic!("not refused: {other:?}"),
     }
-    println!("ok: {blocks} blocks of {threads} threads{}", if on_host { " (refused, as libomptarget's launch has no shared memory)" } else { "" });
+    println!(
+        "ok: {blocks} blocks of {threads} threads{}",
+        if on_host { " (refused, as libomptarget's launch has no shared memory)" } else { "" }
+    );
     Ok(())
 }
