@@ -317,3 +317,27 @@ pub fn shared_len(out: &mut [u32; 1]) {
         out[0] = offload::gpu::shared::<u64>().len() as u32;
     }
 }
+
+/// Counts `values` into `bins[value % bins.len()]`: first into the block's own bins in shared
+/// memory (`shared = bins.len() * 4`), then once per bin into the device's.
+#[offload::kernel]
+pub fn block_histogram(values: &[u32], bins: &mut [u32]) {
+    use offload::gpu::*;
+    let local = shared::<u32>();
+    let (t, n) = (thread_idx_x(), block_dim_x());
+    let mut b = t;
+    while b < bins.len() {
+        local.write(b, 0);
+        b += n;
+    }
+    sync_threads();
+    if let Some(&v) = values.get(global_id_x()) {
+        local.fetch_add(v as usize % bins.len(), 1);
+    }
+    sync_threads();
+    let mut b = t;
+    while b < bins.len() {
+        atomic::fetch_add(&mut bins[b], local.read(b));
+        b += n;
+    }
+}

@@ -31,6 +31,7 @@
 
 use core::marker::PhantomData;
 
+use super::atomic::{AtomicAdd, AtomicOrd};
 use crate::DeviceCopy;
 
 /// The calling block's shared memory, as `T`s: as many as fit in the launch's bytes. A handle
@@ -98,6 +99,42 @@ impl<T: DeviceCopy> Shared<T> {
     #[inline(always)]
     pub fn as_ptr(&self) -> *mut T {
         self.base
+    }
+}
+
+impl<T: DeviceCopy + AtomicAdd> Shared<T> {
+    /// Adds `value` to the `T` at `index` atomically, as [`atomic::fetch_add`](super::atomic::fetch_add)
+    /// does to device data: other threads of the block may add to it at the same time (a
+    /// block's histogram). Returns the value before. Panics past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn fetch_add(&self, index: usize, value: T) -> T {
+        assert!(index < self.len, "shared memory index {index} out of range (length {})", self.len);
+        // SAFETY: in bounds and aligned, as in `read`; the block's threads reach it only
+        // through this handle.
+        unsafe { T::__fetch_add(self.base.add(index), value) }
+    }
+}
+
+impl<T: DeviceCopy + AtomicOrd> Shared<T> {
+    /// Sets the `T` at `index` to the larger of it and `value` atomically; returns the value
+    /// before. Panics past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn fetch_max(&self, index: usize, value: T) -> T {
+        assert!(index < self.len, "shared memory index {index} out of range (length {})", self.len);
+        // SAFETY: as in `fetch_add`.
+        unsafe { T::__fetch_max(self.base.add(index), value) }
+    }
+
+    /// Sets the `T` at `index` to the smaller of it and `value` atomically; returns the value
+    /// before. Panics past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn fetch_min(&self, index: usize, value: T) -> T {
+        assert!(index < self.len, "shared memory index {index} out of range (length {})", self.len);
+        // SAFETY: as in `fetch_add`.
+        unsafe { T::__fetch_min(self.base.add(index), value) }
     }
 }
 

@@ -3,9 +3,10 @@
 //! (a block's threads at once) as on a GPU; the memory's length as a kernel sees it; more than
 //! any GPU has refused. Under `OFFLOAD_LAUNCH=runtime` on a GPU (libomptarget 19's launch has
 //! no shared memory) each is refused, which the program checks, computing on the host then.
-//! Copies: 2 in and 1 out, 1 in and 1 out, 1 in and 1 out.
-//@ run: 8 => h2d=4 d2h=3
-//@ run: 8 => h2d=4 d2h=3 env=OFFLOAD_LAUNCH=runtime
+//! A histogram counted per block with atomic additions in shared memory. Copies: 2 in and 1
+//! out, 1 in and 1 out, 2 in and 1 out, 1 in and 1 out.
+//@ run: 8 => h2d=6 d2h=4
+//@ run: 8 => h2d=6 d2h=4 env=OFFLOAD_LAUNCH=runtime
 
 #[allow(dead_code)]
 #[path = "../kernels.rs"]
@@ -61,6 +62,33 @@ fn main() -> Result<(), Error> {
             assert_eq!(*v as usize, b * threads + threads - 1 - t, "element {i}");
         }
     }
+
+    // A histogram counted per block in shared memory, with atomic additions there.
+    let values: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 9).collect();
+    let mut bins = vec![0u32; 19];
+    let launched = offload::launch!(
+        kernels::block_histogram,
+        blocks as u32,
+        threads as u32,
+        shared = 19 * 4,
+        (&values[..], &mut bins[..])
+    );
+    let refused = runtime_launch::refused(&launched);
+    if refused {
+        offload::launch!(
+            kernels::histogram,
+            blocks as u32,
+            threads as u32,
+            (&values[..], &mut bins[..])
+        )?;
+    } else {
+        launched?;
+    }
+    let mut expected = vec![0u32; 19];
+    for v in &values {
+        expected[*v as usize % 19] += 1;
+    }
+    assert_eq!(bins, expected, "histogram");
 
     let mut len = [0u32];
     let launched = offload::launch!(kernels::shared_len, 1, 32, shared = 100, (&mut len,));
