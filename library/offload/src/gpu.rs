@@ -71,9 +71,18 @@ pub(crate) mod imp {
         INDEX.with(|i| i.set(index));
     }
 
+    /// Sets the emulated thread's index in its block alone (the block's stay).
+    #[inline(always)]
+    pub(crate) fn set_thread(thread: [usize; 3]) {
+        // SAFETY: the cell is this thread's, and no reference into it is alive.
+        INDEX.with(|i| unsafe { (*i.as_ptr())[0] = thread });
+    }
+
     #[inline(always)]
     fn get(what: usize, axis: usize) -> usize {
-        INDEX.with(|i| i.get()[what][axis])
+        // One word read, not the whole index copied out (this runs for every index a kernel
+        // asks for). SAFETY: as in `set_thread`.
+        INDEX.with(|i| unsafe { (*i.as_ptr())[what][axis] })
     }
 
     /// The four indices of one axis, as the nvptx side names them.
@@ -100,12 +109,13 @@ pub(crate) mod imp {
     thread_local! {
         /// The barrier of the emulated thread's block, where its threads run at once (a launch
         /// with shared memory); null where they run one after another.
-        static BARRIER: Cell<*const std::sync::Barrier> = const { Cell::new(core::ptr::null()) };
+        static BARRIER: Cell<*const crate::__private::BlockBarrier> =
+            const { Cell::new(core::ptr::null()) };
     }
 
     /// Sets the barrier of the emulated thread's block (null: none), which must outlive its
     /// use by this thread.
-    pub(crate) fn set_barrier(barrier: *const std::sync::Barrier) {
+    pub(crate) fn set_barrier(barrier: *const crate::__private::BlockBarrier) {
         BARRIER.with(|b| b.set(barrier));
     }
 

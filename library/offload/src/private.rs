@@ -170,35 +170,73 @@ pub unsafe fn slice_mut<'a, T>(address: *mut u8, len: u64) -> &'a mut [T] {
 }
 
 /// Runs a kernel body for every (block, thread) of the launch, x fastest as CUDA numbers them:
-/// the host-offload plugin calls a kernel once for the whole grid. A block's threads run one
-/// after another, or, in a launch with shared memory, at once (one system thread each, the
-/// block's memory and a barrier between them), so that `sync_threads` holds.
+/// the host-offload plugin calls a kernel once for the whole grid.
+///
+/// A block's threads run one after another, or, in a launch with shared memory, at once (one
+/// system thread each, the block's memory and a barrier between them), so that `sync_threads`
+/// holds. Blocks are independent, as on a GPU: a grid of enough work runs them on all the
+/// machine's cores (`OFFLOAD_HOST_THREADS`, see [`host_workers`]).
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn run_grid(geometry: u64, body: impl Fn()) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The kernel's body, called from several system threads at once: they share its data as
+    /// the threads of a GPU do.
+    struct Body<'a, F>(&'a F);
+    // SAFETY: see above; the body only rebuilds the kernel's arguments from its slots.
+    unsafe impl<F> Sync for Body<'_, F> {}
+    impl<F: Fn()> Body<'_, F> {
+        // A method, so that a closure captures the whole `Body` (not its field).
+        #[inline(always)]
+        fn run(&self) {
+            (self.0)()
+        }
+    }
+
     // SAFETY: the slot is the launcher's `geometry_slot`, and the host plugin runs the kernel
     // within the launcher's call.
     let Geometry { grid, block, shared } = unsafe { crate::geometry::geometry_in(geometry) };
     let (grid, block) = (grid.map(|d| d as usize), block.map(|d| d as usize));
-    let blocks = (0..grid[2])
-        .flat_map(|z| (0..grid[1]).flat_map(move |y| (0..grid[0]).map(move |x| [x, y, z])));
+    let body = Body(&body);
+    let blocks = grid.iter().product::<usize>();
+    // The block of linear index `i`, and the threads of a block, x fastest.
+    let block_at = |i: usize| [i % grid[0], i / grid[0] % grid[1], i / (grid[0] * grid[1])];
     let threads = || {
         (0..block[2])
             .flat_map(|z| (0..block[1]).flat_map(move |y| (0..block[0]).map(move |x| [x, y, z])))
     };
-    if shared == 0 {
-        for b in blocks {
-            for t in threads() {
-                crate::gpu::imp::set([t, b, block, grid]);
-                body();
+    let one_after_another = |i: usize| {
+        crate::gpu::imp::set([[0; 3], block_at(i), block, grid]);
+        for z in 0..block[2] {
+            for y in 0..block[1] {
+                for x in 0..block[0] {
+                    crate::gpu::imp::set_thread([x, y, z]);
+                    body.run();
+                }
             }
         }
+    };
+    if shared == 0 {
+        let workers = host_workers(blocks, blocks * block.iter().product::<usize>());
+        if workers <= 1 {
+            (0..blocks).for_each(one_after_another);
+        } else {
+            let next = AtomicUsize::new(0);
+            std::thread::scope(|scope| {
+                for _ in 0..workers {
+                    scope.spawn(|| {
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= blocks {
+                                break;
+                            }
+                            one_after_another(i);
+                        }
+                    });
+                }
+            });
+        }
     } else {
-        /// The kernel's body, called from the block's threads at once: they share its data as
-        /// the threads of a GPU block do.
-        struct Body<'a>(&'a dyn Fn());
-        // SAFETY: see above; the body only rebuilds the kernel's arguments from its slots.
-        unsafe impl Sync for Body<'_> {}
-        let body = Body(&body);
         /// The block's shared memory, handed to its threads.
         #[derive(Clone, Copy)]
         struct Memory(*mut u8);
@@ -211,10 +249,11 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
             }
         }
         let mut memory = vec![0u128; (shared as usize).div_ceil(16)];
-        for b in blocks {
+        for i in 0..blocks {
+            let b = block_at(i);
             memory.fill(0);
             let base = Memory(memory.as_mut_ptr().cast::<u8>());
-            let barrier = std::sync::Barrier::new(block.iter().product());
+            let barrier = BlockBarrier::new(block.iter().product());
             std::thread::scope(|scope| {
                 for t in threads() {
                     let (body, barrier) = (&body, &barrier);
@@ -224,7 +263,9 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
                             crate::gpu::imp::set([t, b, block, grid]);
                             crate::gpu::shared_imp::set(base.base(), shared as usize);
                             crate::gpu::imp::set_barrier(barrier);
-                            (body.0)();
+                            // Leaves the barrier when the thread ends, however it ends.
+                            let _leave = barrier.member();
+                            body.run();
                         })
                         .expect(
                             "offload: the host-offload image could not start a thread of a block",
@@ -234,4 +275,92 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
         }
     }
     crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
+}
+
+/// The barrier of a block whose threads run at once in the host-offload image: as PTX's
+/// `bar.sync`, it waits for the block's threads that have not exited, so that a thread that
+/// returns early (`if i >= n { return; }` before a `sync_threads`) does not hold the others.
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) struct BlockBarrier {
+    /// Threads not yet exited, threads waiting, and the round (which changes on release).
+    state: std::sync::Mutex<(usize, usize, u64)>,
+    released: std::sync::Condvar,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl BlockBarrier {
+    fn new(threads: usize) -> Self {
+        BlockBarrier { state: std::sync::Mutex::new((threads, 0, 0)), released: Default::default() }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (usize, usize, u64)> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits until every thread of the block that has not exited waits here too.
+    pub(crate) fn wait(&self) {
+        let mut state = self.lock();
+        state.1 += 1;
+        if state.1 == state.0 {
+            Self::release(&mut state);
+            self.released.notify_all();
+            return;
+        }
+        let round = state.2;
+        while state.2 == round {
+            state = self.released.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// A thread of the block: it leaves the barrier when dropped (the thread has exited).
+    fn member(&self) -> impl Drop + '_ {
+        struct Member<'a>(&'a BlockBarrier);
+        impl Drop for Member<'_> {
+            fn drop(&mut self) {
+                let mut state = self.0.lock();
+                state.0 -= 1;
+                if state.1 > 0 && state.1 == state.0 {
+                    BlockBarrier::release(&mut state);
+                    self.0.released.notify_all();
+                }
+            }
+        }
+        Member(self)
+    }
+
+    fn release(state: &mut (usize, usize, u64)) {
+        state.1 = 0;
+        state.2 = state.2.wrapping_add(1);
+    }
+}
+
+/// Kernel threads in a grid below which the host-offload image runs it on the calling thread
+/// alone: starting system threads costs more than the work.
+#[cfg(not(target_arch = "nvptx64"))]
+const PARALLEL_THREADS: usize = 1 << 14;
+
+/// How many system threads run a grid's blocks in the host-offload image: `OFFLOAD_HOST_THREADS`
+/// if set (1 runs every grid on the calling thread, in order), else the machine's cores for a
+/// grid of several blocks and at least [`PARALLEL_THREADS`] threads, else 1.
+#[cfg(not(target_arch = "nvptx64"))]
+fn host_workers(blocks: usize, threads: usize) -> usize {
+    static CHOSEN: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let chosen = *CHOSEN.get_or_init(|| {
+        let value = std::env::var("OFFLOAD_HOST_THREADS").ok()?;
+        match value.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Some(n),
+            _ => {
+                eprintln!(
+                    "offload: warning: OFFLOAD_HOST_THREADS={value:?} is not a positive number of threads; using the machine's cores"
+                );
+                None
+            }
+        }
+    });
+    let workers = match chosen {
+        Some(n) => n,
+        None if threads < PARALLEL_THREADS => 1,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    workers.min(blocks).max(1)
 }

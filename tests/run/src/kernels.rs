@@ -341,3 +341,18 @@ pub fn block_histogram(values: &[u32], bins: &mut [u32]) {
         b += n;
     }
 }
+
+/// Reverses the first `n` values of the one block through shared memory; the threads past `n`
+/// return before the barrier, as GPU code does (`bar.sync` does not wait for exited threads).
+#[offload::kernel]
+pub fn reverse_first(n: u32, values: &mut [u32]) {
+    use offload::gpu::*;
+    let (t, n) = (thread_idx_x(), n as usize);
+    if t >= n {
+        return;
+    }
+    let tile = shared::<u32>();
+    tile.write(t, values[t]);
+    sync_threads();
+    values[t] = tile.read(n - 1 - t);
+}

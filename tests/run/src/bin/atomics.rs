@@ -1,8 +1,12 @@
 //! `offload::gpu::atomic` from every thread of a grid at once: a histogram (u32), sums in f32
 //! and f64 (of values whose sums are exact in any order), the maximum and minimum of i32s and a
 //! 64-bit sum, and tickets that must come out as a permutation (the values the additions
-//! returned). Each launch maps its data: 12 copies in, 8 out.
+//! returned). Each launch maps its data: 12 copies in, 8 out. In the host-offload image the
+//! grid's blocks run on the machine's cores, on one thread (`OFFLOAD_HOST_THREADS=1`) or on
+//! three.
 //@ run: 100000 => h2d=12 d2h=8
+//@ run: 100000 => h2d=12 d2h=8 env=OFFLOAD_HOST_THREADS=1
+//@ run: 100000 => h2d=12 d2h=8 env=OFFLOAD_HOST_THREADS=3
 
 #[allow(dead_code)]
 #[path = "../kernels.rs"]

@@ -3,10 +3,11 @@
 //! (a block's threads at once) as on a GPU; the memory's length as a kernel sees it; more than
 //! any GPU has refused. Under `OFFLOAD_LAUNCH=runtime` on a GPU (libomptarget 19's launch has
 //! no shared memory) each is refused, which the program checks, computing on the host then.
-//! A histogram counted per block with atomic additions in shared memory. Copies: 2 in and 1
-//! out, 1 in and 1 out, 2 in and 1 out, 1 in and 1 out.
-//@ run: 8 => h2d=6 d2h=4
-//@ run: 8 => h2d=6 d2h=4 env=OFFLOAD_LAUNCH=runtime
+//! A histogram counted per block with atomic additions in shared memory; threads that return
+//! before a barrier, which the others do not wait for. Copies: 2 in and 1 out, 1 in and 1 out,
+//! 2 in and 1 out, 1 in and 1 out, 1 in and 1 out.
+//@ run: 8 => h2d=7 d2h=5
+//@ run: 8 => h2d=7 d2h=5 env=OFFLOAD_LAUNCH=runtime
 
 #[allow(dead_code)]
 #[path = "../kernels.rs"]
@@ -89,6 +90,18 @@ fn main() -> Result<(), Error> {
         expected[*v as usize % 19] += 1;
     }
     assert_eq!(bins, expected, "histogram");
+
+    // Threads past `n` return before the barrier: the others must not wait for them.
+    let mut first: Vec<u32> = (0..32).collect();
+    let launched =
+        offload::launch!(kernels::reverse_first, 1, 32, shared = 128, (30u32, &mut first[..]));
+    if runtime_launch::refused(&launched) {
+        offload::launch!(kernels::increment, 1, 1, (&mut first[..1],))?;
+    } else {
+        launched?;
+        let expected: Vec<u32> = (0..30).rev().chain([30, 31]).collect();
+        assert_eq!(first, expected, "the first 30 reversed");
+    }
 
     let mut len = [0u32];
     let launched = offload::launch!(kernels::shared_len, 1, 32, shared = 100, (&mut len,));
