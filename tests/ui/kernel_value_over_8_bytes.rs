@@ -23,10 +23,12 @@ pub fn by_value<'a>(
     three: [u32; 3],
     //~^ ERROR kernel `by_value`: parameter `three: [u32; 3]` is taken by value
     small: Small,
+    // Braces in the type as written stay text in the check's message.
+    braced: [u8; { 4 }],
     word: u64,
     y: &'a mut [u64],
 ) {
-    let _ = (pair, three, small, word, y);
+    let _ = (pair, three, small, braced, word, y);
 }
 
 fn main() {}

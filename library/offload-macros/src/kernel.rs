@@ -170,7 +170,7 @@ fn parameter_checks(func: &ItemFn, params: &[Param]) -> TokenStream {
                      (`{name}: &{written}`), which maps it to the device"
                 );
                 Some(quote_spanned! {span=>
-                    const _: () = ::core::assert!(::core::mem::size_of::<#ty>() <= 8, #message);
+                    const _: () = ::core::assert!(::core::mem::size_of::<#ty>() <= 8, "{}", #message);
                 })
             }
             Shape::Slice { .. } => None,
