@@ -304,14 +304,7 @@ impl Api {
         params: &mut [*mut c_void],
     ) -> Result<(), Error> {
         if shared > DEFAULT_SHARED {
-            // SAFETY: `function` is a loaded kernel; the attribute takes a byte count.
-            self.check("cuFuncSetAttribute", unsafe {
-                (self.func_set_attribute)(
-                    function,
-                    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared as c_int,
-                )
-            })?;
+            self.allow_shared(function, shared)?;
         }
         // SAFETY: per the caller; the driver copies the parameter values before returning.
         self.check("cuLaunchKernel", unsafe {
@@ -329,6 +322,33 @@ impl Api {
                 core::ptr::null_mut(),
             )
         })
+    }
+
+    /// Lets `function`'s launches ask for `shared` bytes of dynamic shared memory. The most any
+    /// launch asked for stays allowed: a thread that lowered it between another's raise and
+    /// that one's launch would fail the other's launch.
+    fn allow_shared(&self, function: CuFunction, shared: u32) -> Result<(), Error> {
+        static ALLOWED: std::sync::Mutex<Vec<(usize, u32)>> = std::sync::Mutex::new(Vec::new());
+        let mut allowed = ALLOWED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = function as usize;
+        let at = allowed.iter().position(|&(f, _)| f == key);
+        if at.is_some_and(|i| allowed[i].1 >= shared) {
+            return Ok(());
+        }
+        // SAFETY: `function` is a loaded kernel; the attribute takes a byte count (at most
+        // 227 KiB, checked with the geometry).
+        self.check("cuFuncSetAttribute", unsafe {
+            (self.func_set_attribute)(
+                function,
+                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as c_int,
+            )
+        })?;
+        match at {
+            Some(i) => allowed[i].1 = shared,
+            None => allowed.push((key, shared)),
+        }
+        Ok(())
     }
 
     /// Waits until everything enqueued on `stream` so far has finished.
