@@ -103,6 +103,9 @@ pub(crate) struct KernelDependency {
     pub(crate) key: String,
     /// The dependency's package name.
     pub(crate) package: String,
+    /// Whether the package renames it (`key = { package = "..." }`): the kernels then name it
+    /// by the key, else by its library's own name.
+    pub(crate) renamed: bool,
     /// Where it comes from, as keys of a TOML dependency (`path = ..`, `version = "=.."`, or
     /// `git = .., rev = ..`).
     pub(crate) source: String,
@@ -113,9 +116,11 @@ pub(crate) struct KernelDependency {
 impl KernelDependency {
     /// The image crate's `[dependencies]` line.
     pub(crate) fn manifest_line(&self) -> String {
+        let package =
+            if self.renamed { format!("package = {:?}, ", self.package) } else { String::new() };
         format!(
-            "{} = {{ package = {:?}, {}, default-features = false, features = {:?} }}\n",
-            self.key, self.package, self.source, self.features
+            "{} = {{ {package}{}, default-features = false, features = {:?} }}\n",
+            self.key, self.source, self.features
         )
     }
 }
@@ -213,7 +218,7 @@ impl Project {
             &meta.workspace_root.as_std_path().join("Cargo.toml"),
             root.name.as_str(),
         )?;
-        let kernel_dependencies = kernel_dependencies(&meta, root)?;
+        let kernel_dependencies = kernel_dependencies(&meta, root, selection)?;
         Ok(Project {
             name: root.name.to_string(),
             manifest: root.manifest_path.as_std_path().to_path_buf(),
@@ -256,11 +261,17 @@ fn offload_closure(meta: &cargo_metadata::Metadata) -> Vec<&Package> {
     meta.packages.iter().filter(|p| seen.contains(&p.id)).collect()
 }
 
-/// The dependencies `[package.metadata.offload] kernel-dependencies` names, as cargo resolved
-/// them for the program. An optional one the selected features leave out is left out of the
-/// images too (the kernels' use of it is behind the same feature); a name that is not one of
-/// the package's normal dependencies is an error.
-fn kernel_dependencies(meta: &Metadata, root: &Package) -> Result<Vec<KernelDependency>> {
+/// The dependencies `[package.metadata.offload] kernel-dependencies` names, as cargo builds
+/// them for the program: the package cargo resolved, with the features of the program's own
+/// build (cargo's unit graph: not those a dev-dependency adds). An optional one the selected
+/// features leave out is left out of the images too (the kernels' use of it is behind the same
+/// feature); a name that is not one of the package's normal dependencies for every target is
+/// an error.
+fn kernel_dependencies(
+    meta: &Metadata,
+    root: &Package,
+    selection: &Features,
+) -> Result<Vec<KernelDependency>> {
     let Some(value) = root.metadata.get("offload").and_then(|o| o.get("kernel-dependencies"))
     else {
         return Ok(Vec::new());
@@ -277,6 +288,7 @@ fn kernel_dependencies(meta: &Metadata, root: &Package) -> Result<Vec<KernelDepe
         meta.resolve.as_ref().and_then(|r| r.nodes.iter().find(|n| n.id == root.id)).ok_or_else(
             || anyhow!("`cargo metadata` did not resolve the dependencies of {}", root.name),
         )?;
+    let mut units = None;
     let mut found = Vec::new();
     for name in names {
         // The image crates depend on `offload` already.
@@ -293,38 +305,86 @@ fn kernel_dependencies(meta: &Metadata, root: &Package) -> Result<Vec<KernelDepe
                     root.name
                 )
             })?;
-        let crate_name = name.replace('-', "_");
-        let resolved = node.deps.iter().find(|d| {
-            d.name == crate_name && d.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal)
-        });
-        let Some(resolved) = resolved else {
+        if let Some(platform) = &declared.target {
+            bail!(
+                "[package.metadata.offload] kernel-dependencies names `{name}`, a dependency of {} for `{platform}` only: the kernels are built for every device, so their dependencies must be the package's for every target ([dependencies])",
+                root.name
+            );
+        }
+        // The resolved package: by its name, and by the name the package uses for it where it
+        // renames it (a library's own name may differ from its package's).
+        let extern_name = declared.rename.as_ref().map(|r| r.replace('-', "_"));
+        let package = node
+            .deps
+            .iter()
+            .filter(|d| d.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal))
+            .filter(|d| extern_name.as_ref().is_none_or(|e| &d.name == e))
+            .filter_map(|d| meta.packages.iter().find(|p| p.id == d.pkg))
+            .find(|p| p.name.as_str() == declared.name);
+        let Some(package) = package else {
             if declared.optional {
                 continue;
             }
-            bail!(
-                "cargo did not resolve `{name}` for {} (a dependency for another target?): the kernels' dependencies must be the program's on x86_64 Linux",
-                root.name
-            );
+            bail!("`cargo metadata` did not resolve `{name}` for {}", root.name);
         };
-        let package = meta
-            .packages
-            .iter()
-            .find(|p| p.id == resolved.pkg)
-            .ok_or_else(|| anyhow!("`cargo metadata` lists no package {}", resolved.pkg))?;
-        let features = meta
-            .resolve
+        if units.is_none() {
+            units = Some(unit_graph(root.manifest_path.as_std_path(), selection)?);
+        }
+        let features = units
             .as_ref()
-            .and_then(|r| r.nodes.iter().find(|n| n.id == package.id))
-            .map(|n| n.features.clone())
-            .unwrap_or_default();
+            .and_then(|u| unit_features(u, &package.id.repr))
+            .ok_or_else(|| {
+                anyhow!(
+                    "cargo does not build `{name}` into {}'s program (for x86_64 Linux, with the selected features): the kernels' dependencies must be the program's",
+                    root.name
+                )
+            })?;
         found.push(KernelDependency {
             key: name.to_owned(),
             package: package.name.to_string(),
+            renamed: declared.rename.is_some(),
             source: dependency_source(name, package)?,
             features,
         });
     }
     Ok(found)
+}
+
+/// What cargo would build for the program (`cargo build --unit-graph`, nightly's): the units,
+/// each a package's target with the features the build gives it.
+fn unit_graph(manifest: &Path, selection: &Features) -> Result<serde_json::Value> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["build", "--unit-graph", "-Z", "unstable-options", "--release", "--target"])
+        .arg(crate::image::HOST_TRIPLE)
+        .arg("--manifest-path")
+        .arg(manifest)
+        .args(selection.cargo_args())
+        .output()
+        .context(
+            "running `cargo build --unit-graph` for the features of the kernels' dependencies",
+        )?;
+    if !out.status.success() {
+        bail!(
+            "`cargo build --unit-graph` failed, for the features of the kernels' dependencies: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    serde_json::from_slice(&out.stdout).context("reading cargo's unit graph")
+}
+
+/// The features cargo builds the library of package `id` with, for the host target.
+fn unit_features(graph: &serde_json::Value, id: &str) -> Option<Vec<String>> {
+    graph["units"].as_array()?.iter().find_map(|unit| {
+        let library = unit["target"]["kind"]
+            .as_array()
+            .is_some_and(|k| k.iter().any(|k| matches!(k.as_str(), Some("lib" | "rlib"))));
+        let here = unit["platform"].as_str() == Some(crate::image::HOST_TRIPLE);
+        if unit["pkg_id"].as_str() != Some(id) || unit["mode"] != "build" || !library || !here {
+            return None;
+        }
+        unit["features"].as_array()?.iter().map(|f| f.as_str().map(str::to_owned)).collect()
+    })
 }
 
 /// Where a kernel dependency comes from, as keys of a TOML dependency: the version cargo

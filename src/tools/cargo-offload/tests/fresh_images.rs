@@ -182,7 +182,7 @@ fn shapes_crate(pkg: &Path, scale: &str) {
         "shapes/Cargo.toml",
         &format!(
             "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
-             [dependencies]\noffload = {{ path = {:?} }}\n\n[features]\nwide = []\n",
+             [dependencies]\noffload = {{ path = {:?} }}\n\n[features]\nwide = []\nextra = []\n",
             repo().join("library/offload").display().to_string()
         ),
     );
@@ -199,8 +199,9 @@ fn shapes_crate(pkg: &Path, scale: &str) {
 }
 
 /// The kernels use the package's dependencies that the manifest names for them: the images
-/// depend on each, as resolved for the program (its path, its features, a rename), and an edit
-/// of one builds the images again.
+/// depend on each, as resolved for the program (its path, a rename, the features of the
+/// program's build: not those a dev-dependency adds), and an edit of one builds the images
+/// again.
 #[test]
 fn the_kernels_use_the_dependencies_named_for_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -209,7 +210,8 @@ fn the_kernels_use_the_dependencies_named_for_them() {
     let ld = package(
         &pkg,
         "\n[package.metadata.offload]\nkernel-dependencies = [\"geometry\"]\n\n\
-         [dependencies.geometry]\npackage = \"shapes\"\npath = \"shapes\"\nfeatures = [\"wide\"]\n",
+         [dependencies.geometry]\npackage = \"shapes\"\npath = \"shapes\"\nfeatures = [\"wide\"]\n\n\
+         [dev-dependencies.geometry]\npackage = \"shapes\"\npath = \"shapes\"\nfeatures = [\"extra\"]\n",
         "#[offload::kernel]\n\
          pub fn scaled(points: &[geometry::Point], y: &mut [f32]) {\n\
          \x20   y[0] = geometry::scale(&points[0]) + geometry::WIDTH;\n}\n",
@@ -263,4 +265,44 @@ fn a_kernel_dependency_the_package_lacks_is_refused() {
         "{stderr}"
     );
     assert!(!pkg.join("target/offload/images").exists());
+}
+
+/// A dependency whose library is named otherwise than its package is found; one for some
+/// targets only is refused, saying why.
+#[test]
+fn kernel_dependencies_by_library_name_and_for_every_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().canonicalize().unwrap();
+    shapes_crate(&pkg, "2.0");
+    let shapes = pkg.join("shapes/Cargo.toml");
+    let manifest = std::fs::read_to_string(&shapes).unwrap();
+    write_old(
+        &pkg,
+        "shapes/Cargo.toml",
+        &manifest.replace("[dependencies]", "[lib]\nname = \"geo\"\n\n[dependencies]"),
+    );
+    let ld = package(
+        &pkg,
+        "\n[package.metadata.offload]\nkernel-dependencies = [\"shapes\"]\n\n\
+         [dependencies.shapes]\npath = \"shapes\"\nfeatures = [\"wide\"]\n",
+        "#[offload::kernel]\npub fn scaled(points: &[geo::Point], y: &mut [f32]) {\n\
+         \x20   y[0] = geo::scale(&points[0]) + geo::WIDTH;\n}\n",
+    );
+    let built = build(&pkg, &ld, &[]);
+    assert!(built.contains(BUILT), "{built}");
+    assert_eq!(image_kernels(&pkg), ["scaled"]);
+
+    let manifest = std::fs::read_to_string(pkg.join("Cargo.toml")).unwrap();
+    let manifest =
+        manifest.replace("[dependencies.shapes]", "[target.'cfg(windows)'.dependencies.shapes]");
+    std::fs::write(pkg.join("Cargo.toml"), manifest).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
+        .args(["build", "--devices", "host", "--manifest-path"])
+        .arg(pkg.join("Cargo.toml"))
+        .env("OFFLOAD_LD", &ld)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("a dependency of app for `cfg(windows)` only"), "{stderr}");
 }
