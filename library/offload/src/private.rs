@@ -248,31 +248,42 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
                 self.0
             }
         }
+        // One system thread per thread of a block, started once and run through every block
+        // in turn: between two blocks, one of them clears the memory and readies the barrier.
+        let members = block.iter().product::<usize>();
         let mut memory = vec![0u128; (shared as usize).div_ceil(16)];
-        for i in 0..blocks {
-            let b = block_at(i);
-            memory.fill(0);
-            let base = Memory(memory.as_mut_ptr().cast::<u8>());
-            let barrier = BlockBarrier::new(block.iter().product());
-            std::thread::scope(|scope| {
-                for t in threads() {
-                    let (body, barrier) = (&body, &barrier);
-                    std::thread::Builder::new()
-                        .stack_size(1 << 20)
-                        .spawn_scoped(scope, move || {
-                            crate::gpu::imp::set([t, b, block, grid]);
-                            crate::gpu::shared_imp::set(base.base(), shared as usize);
-                            crate::gpu::imp::set_barrier(barrier);
-                            // Leaves the barrier when the thread ends, however it ends.
-                            let _leave = barrier.member();
-                            body.run();
-                        })
-                        .expect(
-                            "offload: the host-offload image could not start a thread of a block",
-                        );
-                }
-            });
-        }
+        let bytes = memory.len() * 16;
+        let base = Memory(memory.as_mut_ptr().cast::<u8>());
+        let barrier = BlockBarrier::new(members);
+        let turn = std::sync::Barrier::new(members);
+        std::thread::scope(|scope| {
+            for t in threads() {
+                let (body, barrier, turn, block_at) = (&body, &barrier, &turn, &block_at);
+                std::thread::Builder::new()
+                    .stack_size(1 << 20)
+                    .spawn_scoped(scope, move || {
+                        crate::gpu::shared_imp::set(base.base(), shared as usize);
+                        crate::gpu::imp::set_barrier(barrier);
+                        for i in 0..blocks {
+                            crate::gpu::imp::set([t, block_at(i), block, grid]);
+                            {
+                                // Leaves the barrier when the thread ends its block, however.
+                                let _leave = barrier.member();
+                                body.run();
+                            }
+                            if turn.wait().is_leader() {
+                                // SAFETY: every thread of the block has ended it and waits at
+                                // `turn` below; the memory is `bytes` long.
+                                unsafe { core::ptr::write_bytes(base.base(), 0, bytes) };
+                                barrier.reset(members);
+                            }
+                            turn.wait();
+                        }
+                    })
+                    .expect("offload: the host-offload image could not start a thread of a block");
+            }
+        });
+        drop(memory);
     }
     crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
 }
@@ -326,6 +337,13 @@ impl BlockBarrier {
             }
         }
         Member(self)
+    }
+
+    /// Readies the barrier for the next block's `threads` (none of the last block's waits).
+    fn reset(&self, threads: usize) {
+        let mut state = self.lock();
+        state.0 = threads;
+        state.1 = 0;
     }
 
     fn release(state: &mut (usize, usize, u64)) {
