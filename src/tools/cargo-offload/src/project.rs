@@ -288,6 +288,11 @@ fn kernel_dependencies(
         meta.resolve.as_ref().and_then(|r| r.nodes.iter().find(|n| n.id == root.id)).ok_or_else(
             || anyhow!("`cargo metadata` did not resolve the dependencies of {}", root.name),
         )?;
+    let renames: Vec<String> = root
+        .dependencies
+        .iter()
+        .filter_map(|d| Some(d.rename.as_ref()?.replace('-', "_")))
+        .collect();
     let mut units = None;
     let mut found = Vec::new();
     for name in names {
@@ -311,14 +316,19 @@ fn kernel_dependencies(
                 root.name
             );
         }
-        // The resolved package: by its name, and by the name the package uses for it where it
-        // renames it (a library's own name may differ from its package's).
+        // The resolved package: by its name, and by the name the package uses for it: its
+        // rename, or else none of the other dependencies' renames (the same package may come
+        // twice, `rand` and `rand08 = { package = "rand", .. }`; a library's own name may
+        // differ from its package's).
         let extern_name = declared.rename.as_ref().map(|r| r.replace('-', "_"));
         let package = node
             .deps
             .iter()
             .filter(|d| d.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal))
-            .filter(|d| extern_name.as_ref().is_none_or(|e| &d.name == e))
+            .filter(|d| match &extern_name {
+                Some(e) => &d.name == e,
+                None => !renames.contains(&d.name),
+            })
             .filter_map(|d| meta.packages.iter().find(|p| p.id == d.pkg))
             .find(|p| p.name.as_str() == declared.name);
         let Some(package) = package else {
@@ -373,18 +383,21 @@ fn unit_graph(manifest: &Path, selection: &Features) -> Result<serde_json::Value
     serde_json::from_slice(&out.stdout).context("reading cargo's unit graph")
 }
 
-/// The features cargo builds the library of package `id` with, for the host target.
+/// The features cargo builds the library of package `id` with: its unit for the host target,
+/// or, for a proc-macro (which runs in the compiler), its unit for the build machine.
 fn unit_features(graph: &serde_json::Value, id: &str) -> Option<Vec<String>> {
-    graph["units"].as_array()?.iter().find_map(|unit| {
+    const LIBRARIES: [&str; 6] = ["lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"];
+    let libraries = graph["units"].as_array()?.iter().filter(|unit| {
         let library = unit["target"]["kind"]
             .as_array()
-            .is_some_and(|k| k.iter().any(|k| matches!(k.as_str(), Some("lib" | "rlib"))));
-        let here = unit["platform"].as_str() == Some(crate::image::HOST_TRIPLE);
-        if unit["pkg_id"].as_str() != Some(id) || unit["mode"] != "build" || !library || !here {
-            return None;
-        }
-        unit["features"].as_array()?.iter().map(|f| f.as_str().map(str::to_owned)).collect()
-    })
+            .is_some_and(|k| k.iter().any(|k| k.as_str().is_some_and(|k| LIBRARIES.contains(&k))));
+        unit["pkg_id"].as_str() == Some(id) && unit["mode"] == "build" && library
+    });
+    let unit = libraries
+        .clone()
+        .find(|u| u["platform"].as_str() == Some(crate::image::HOST_TRIPLE))
+        .or_else(|| libraries.clone().find(|u| u["platform"].is_null()))?;
+    unit["features"].as_array()?.iter().map(|f| f.as_str().map(str::to_owned)).collect()
 }
 
 /// Where a kernel dependency comes from, as keys of a TOML dependency: the version cargo

@@ -306,3 +306,54 @@ fn kernel_dependencies_by_library_name_and_for_every_target() {
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("a dependency of app for `cfg(windows)` only"), "{stderr}");
 }
+
+/// A proc-macro crate can be a kernel dependency (its unit is the build machine's), and a
+/// dependency that is not renamed is the one the kernels name, not a renamed copy of the same
+/// package at another version.
+#[test]
+fn kernel_dependencies_proc_macros_and_two_versions() {
+    // The dependencies beside the package, not in it (path dependencies inside a workspace
+    // join it, and two packages of one name cannot).
+    let dir = tempfile::tempdir().unwrap();
+    let deps = dir.path().canonicalize().unwrap();
+    let pkg = deps.join("app");
+    write_old(
+        &deps,
+        "pmac/Cargo.toml",
+        "[package]\nname = \"pmac\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[lib]\nproc-macro = true\n",
+    );
+    write_old(
+        &deps,
+        "pmac/src/lib.rs",
+        "use proc_macro::TokenStream;\n#[proc_macro]\npub fn four(_: TokenStream) -> TokenStream {\n    \"4.0f32\".parse().unwrap()\n}\n",
+    );
+    for (dir, version, item) in [("shapes", "0.1.0", "V1"), ("shapes2", "0.2.0", "V2")] {
+        write_old(
+            &deps,
+            &format!("{dir}/Cargo.toml"),
+            &format!("[package]\nname = \"shapes\"\nversion = \"{version}\"\nedition = \"2024\"\n"),
+        );
+        write_old(
+            &deps,
+            &format!("{dir}/src/lib.rs"),
+            &format!("#![no_std]\npub const {item}: f32 = 2.0;\n"),
+        );
+    }
+    let ld = package(
+        &pkg,
+        "\n[package.metadata.offload]\nkernel-dependencies = [\"pmac\", \"shapes\"]\n\n\
+         [dependencies.pmac]\npath = \"../pmac\"\n\n\
+         [dependencies.shapes]\npath = \"../shapes2\"\n\n\
+         [dependencies.old]\npackage = \"shapes\"\npath = \"../shapes\"\n",
+        "#[offload::kernel]\npub fn four(y: &mut [f32]) {\n    y[0] = pmac::four!() * shapes::V2;\n}\n",
+    );
+    let built = build(&pkg, &ld, &[]);
+    assert!(built.contains(BUILT), "{built}");
+    assert_eq!(image_kernels(&pkg), ["four"]);
+    let manifest =
+        std::fs::read_to_string(pkg.join("target/offload/images/app/x86_64/Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!("path = {:?}", deps.join("shapes2").display().to_string())),
+        "{manifest}"
+    );
+}
