@@ -50,6 +50,19 @@ fn build(pkg: &Path, ld: &Path, extra: &[&str]) -> String {
     stderr
 }
 
+/// What a build that must fail printed on stderr.
+fn failed_build(pkg: &Path, ld: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
+        .args(["build", "--devices", "host", "--manifest-path"])
+        .arg(pkg.join("Cargo.toml"))
+        .env("OFFLOAD_LD", ld)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "the build did not fail:\n{stderr}");
+    stderr
+}
+
 const BUILT: &str = "offload: building the host-offload image of app (x86_64)";
 const FRESH: &str = "offload: the device images of app are up to date";
 
@@ -250,14 +263,7 @@ fn a_kernel_dependency_the_package_lacks_is_refused() {
         "\n[package.metadata.offload]\nkernel-dependencies = [\"shapes\"]\n",
         &kernels(&["k"]),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
-        .args(["build", "--devices", "host", "--manifest-path"])
-        .arg(pkg.join("Cargo.toml"))
-        .env("OFFLOAD_LD", &ld)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    let stderr = failed_build(&pkg, &ld);
     assert!(
         stderr.contains(
             "kernel-dependencies names `shapes`, which is not one of app's [dependencies]"
@@ -296,14 +302,7 @@ fn kernel_dependencies_by_library_name_and_for_every_target() {
     let manifest =
         manifest.replace("[dependencies.shapes]", "[target.'cfg(windows)'.dependencies.shapes]");
     std::fs::write(pkg.join("Cargo.toml"), manifest).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
-        .args(["build", "--devices", "host", "--manifest-path"])
-        .arg(pkg.join("Cargo.toml"))
-        .env("OFFLOAD_LD", &ld)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    let stderr = failed_build(&pkg, &ld);
     assert!(stderr.contains("a dependency of app for `cfg(windows)` only"), "{stderr}");
 }
 
