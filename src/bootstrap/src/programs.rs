@@ -211,20 +211,26 @@ pub(crate) struct RunResult {
 /// Runs a program under `OMP_TARGET_OFFLOAD=MANDATORY` with every copy and every present
 /// mapping logged, and checks its exit status and what the runtime did.
 pub(crate) fn run_checked(program: &Program, run: &RunSpec) -> Result<RunResult> {
-    let out = shell::capture(
+    let (out, timed_out) = shell::capture_within(
         "a run test",
         Command::new(&program.binary)
             .args(&run.args)
             .env("OMP_TARGET_OFFLOAD", "MANDATORY")
             .env("LIBOMPTARGET_INFO", LOG_MAPPINGS)
             .envs(run.env.iter().map(|(k, v)| (k, v))),
+        RUN_LIMIT,
     )?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let (h2d, d2h) = count_copies(&stderr);
     let present = count_present(&stderr);
     let mut problems = Vec::new();
-    if !out.status.success() {
+    if timed_out {
+        problems.push(format!(
+            "still running after {} s, killed (a hang: a barrier, a lock, a wait)",
+            RUN_LIMIT.as_secs()
+        ));
+    } else if !out.status.success() {
         let tail: Vec<&str> = stderr.lines().filter(|l| !l.contains(" info: ")).collect();
         problems.push(format!("exited with {}: {}", out.status, tail.join("\n")));
     }
@@ -239,6 +245,10 @@ pub(crate) fn run_checked(program: &Program, run: &RunSpec) -> Result<RunResult>
     }
     Ok(RunResult { ok: problems.is_empty(), detail: problems.join("; "), stdout })
 }
+
+/// How long one run test may take: the slowest take seconds; a hang fails the suite instead of
+/// holding it (and CI) forever.
+const RUN_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// libomptarget's info bits: 0x2 reports each mapping that finds its data already mapped,
 /// 0x20 each copy.
