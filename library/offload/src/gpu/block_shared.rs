@@ -80,19 +80,27 @@ impl<T: DeviceCopy> Shared<T> {
     #[inline(always)]
     #[track_caller]
     pub fn read(&self, index: usize) -> T {
-        assert!(index < self.len, "shared memory index {index} out of range (length {})", self.len);
-        // SAFETY: in bounds, aligned (the memory is 16-aligned, `T` at most that), and every
-        // bit pattern is a `T` (`DeviceCopy`).
-        unsafe { self.base.add(index).read() }
+        // SAFETY: in bounds and aligned (`element`), and every bit pattern is a `T`
+        // (`DeviceCopy`).
+        unsafe { self.element(index).read() }
     }
 
     /// Writes `value` at `index`. Panics past the end, as slice indexing does.
     #[inline(always)]
     #[track_caller]
     pub fn write(&self, index: usize, value: T) {
+        // SAFETY: in bounds and aligned (`element`).
+        unsafe { self.element(index).write(value) }
+    }
+
+    /// The `T` at `index`: in bounds (panics past the end, as slice indexing does) and aligned
+    /// (the memory is 16-aligned, `T` at most that).
+    #[inline(always)]
+    #[track_caller]
+    fn element(&self, index: usize) -> *mut T {
         assert!(index < self.len, "shared memory index {index} out of range (length {})", self.len);
-        // SAFETY: in bounds and aligned, as in `read`.
-        unsafe { self.base.add(index).write(value) }
+        // SAFETY: `index` is within the memory's `len` elements.
+        unsafe { self.base.add(index) }
     }
 
     /// The memory's first `T`, for code that indexes it itself.
@@ -109,10 +117,9 @@ impl<T: DeviceCopy + AtomicAdd> Shared<T> {
     #[inline(always)]
     #[track_caller]
     pub fn fetch_add(&self, index: usize, value: T) -> T {
-        assert!(index < self.len, "shared memory index {index} out of range (length {})", self.len);
-        // SAFETY: in bounds and aligned, as in `read`; the block's threads reach it only
-        // through this handle.
-        unsafe { T::__fetch_add(self.base.add(index), value) }
+        // SAFETY: in bounds and aligned (`element`); the block's threads reach it only through
+        // this handle.
+        unsafe { T::__fetch_add(self.element(index), value) }
     }
 }
 
@@ -122,9 +129,8 @@ impl<T: DeviceCopy + AtomicOrd> Shared<T> {
     #[inline(always)]
     #[track_caller]
     pub fn fetch_max(&self, index: usize, value: T) -> T {
-        assert!(index < self.len, "shared memory index {index} out of range (length {})", self.len);
         // SAFETY: as in `fetch_add`.
-        unsafe { T::__fetch_max(self.base.add(index), value) }
+        unsafe { T::__fetch_max(self.element(index), value) }
     }
 
     /// Sets the `T` at `index` to the smaller of it and `value` atomically; returns the value
@@ -132,9 +138,8 @@ impl<T: DeviceCopy + AtomicOrd> Shared<T> {
     #[inline(always)]
     #[track_caller]
     pub fn fetch_min(&self, index: usize, value: T) -> T {
-        assert!(index < self.len, "shared memory index {index} out of range (length {})", self.len);
         // SAFETY: as in `fetch_add`.
-        unsafe { T::__fetch_min(self.base.add(index), value) }
+        unsafe { T::__fetch_min(self.element(index), value) }
     }
 }
 
