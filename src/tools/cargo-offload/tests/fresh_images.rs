@@ -32,8 +32,9 @@ fn kernels(names: &[&str]) -> String {
         .collect()
 }
 
-/// What one build printed on stderr.
-fn build(pkg: &Path, ld: &Path, extra: &[&str]) -> String {
+/// Runs one build of the package in `pkg` with the stand-in linker `ld` and `extra` options;
+/// returns whether it succeeded and what it printed on stderr.
+fn run_build(pkg: &Path, ld: &Path, extra: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
         .args(["build", "--manifest-path"])
         .arg(pkg.join("Cargo.toml"))
@@ -45,21 +46,20 @@ fn build(pkg: &Path, ld: &Path, extra: &[&str]) -> String {
         .env("OFFLOAD_LD", ld)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "the build failed:\n{stderr}");
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// What one build printed on stderr.
+fn build(pkg: &Path, ld: &Path, extra: &[&str]) -> String {
+    let (ok, stderr) = run_build(pkg, ld, extra);
+    assert!(ok, "the build failed:\n{stderr}");
     stderr
 }
 
 /// What a build that must fail printed on stderr.
-fn failed_build(pkg: &Path, ld: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
-        .args(["build", "--devices", "host", "--manifest-path"])
-        .arg(pkg.join("Cargo.toml"))
-        .env("OFFLOAD_LD", ld)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!out.status.success(), "the build did not fail:\n{stderr}");
+fn failed_build(pkg: &Path, ld: &Path, extra: &[&str]) -> String {
+    let (ok, stderr) = run_build(pkg, ld, extra);
+    assert!(!ok, "the build did not fail:\n{stderr}");
     stderr
 }
 
@@ -177,14 +177,8 @@ fn the_images_see_the_features_of_the_build() {
     build(&pkg, &ld, &["--all-features"]);
     assert_eq!(image_kernels(&pkg), ["more", "wide"]);
     // An unknown feature is cargo's error, before anything is built.
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-offload"))
-        .args(["build", "--devices", "host", "--features", "nope", "--manifest-path"])
-        .arg(pkg.join("Cargo.toml"))
-        .env("OFFLOAD_LD", &ld)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("nope"), "{stderr}");
+    let stderr = failed_build(&pkg, &ld, &["--features", "nope"]);
+    assert!(stderr.contains("nope"), "{stderr}");
 }
 
 /// Writes the path dependency `shapes` under `pkg`: a no_std library with plain data, a function
@@ -263,7 +257,7 @@ fn a_kernel_dependency_the_package_lacks_is_refused() {
         "\n[package.metadata.offload]\nkernel-dependencies = [\"shapes\"]\n",
         &kernels(&["k"]),
     );
-    let stderr = failed_build(&pkg, &ld);
+    let stderr = failed_build(&pkg, &ld, &[]);
     assert!(
         stderr.contains(
             "kernel-dependencies names `shapes`, which is not one of app's [dependencies]"
@@ -302,7 +296,7 @@ fn kernel_dependencies_by_library_name_and_for_every_target() {
     let manifest =
         manifest.replace("[dependencies.shapes]", "[target.'cfg(windows)'.dependencies.shapes]");
     std::fs::write(pkg.join("Cargo.toml"), manifest).unwrap();
-    let stderr = failed_build(&pkg, &ld);
+    let stderr = failed_build(&pkg, &ld, &[]);
     assert!(stderr.contains("a dependency of app for `cfg(windows)` only"), "{stderr}");
 }
 
