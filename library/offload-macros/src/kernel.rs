@@ -146,8 +146,9 @@ fn is_bool_data(ty: &Type) -> bool {
 /// Checks of the parameters' types that need the compiler, each error at the parameter: the
 /// data behind a `&T`/`&mut T` must be sized (a slice has a length slot only where the signature
 /// writes `[T]` out: `&Row` with `type Row = [f32]` would lose it), asked here in the host build
-/// and by the device entries in theirs; a value must fit in its 8-byte slot, in every build. Lifetimes do not
-/// change either, so the types are checked with each lifetime taken as `'static`.
+/// and by the device entries in theirs; a value must fit in its 8-byte slot, in every build.
+/// Lifetimes do not change either, so the types are checked with each lifetime taken as
+/// `'static`.
 fn parameter_checks(func: &ItemFn, params: &[Param]) -> TokenStream {
     let kernel = func.sig.ident.to_string();
     let checks = params.iter().filter_map(|param| {
