@@ -66,8 +66,10 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // a kernel that faults is an `offload::Error`; the geometry goes as 28 bytes: grid and block
 // along x, y and z, and shared memory); elsewhere it declines, and the lowered sequence below
 // runs, the geometry folded into constants.
+// The NVIDIA image goes as its cubin, length and PTX (24 bytes).
 // CHECK: [[IMAGE:%[^ ]+]] = load ptr, ptr @__rust_offload_cuda_image
-// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr noundef [[IMAGE]], i64 noundef {{%[^,]+}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5, ptr {{.*}}dereferenceable(28) {{%[^,]+}}, ptr {{.*}}[[SLOTS]], i64 noundef 5)
+// CHECK: store ptr [[IMAGE]], ptr [[IMAGE_AT:%[^,]+]],
+// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr {{.*}}dereferenceable(24) [[IMAGE_AT]], i64 noundef -1, ptr {{.*}}, i64 noundef 5, ptr {{.*}}dereferenceable(28) {{%[^,]+}}, ptr {{.*}}[[SLOTS]], i64 noundef 5)
 
 // The sizes of the mapped slots are what the library left in `map`; the others stay constants.
 // CHECK: [[X_MAP:%[0-9]+]] = load i64, ptr [[X_MAP_AT]], align 8

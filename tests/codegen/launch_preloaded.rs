@@ -57,8 +57,10 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // and z, shared memory), 5 slots.
 // CHECK: [[X_LEN:%[^ ]+]] = inttoptr i64 %xs.1 to ptr
 // CHECK-NEXT: [[Y_LEN:%[^ ]+]] = inttoptr i64 %ys.1 to ptr
+// The NVIDIA image goes as its cubin, length and PTX (24 bytes).
 // CHECK: [[IMAGE:%[^ ]+]] = load ptr, ptr @__rust_offload_cuda_image
-// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr noundef [[IMAGE]], i64 noundef {{%[^,]+}}, i64 noundef -1, ptr {{.*}}, i64 noundef 5, ptr {{.*}}dereferenceable(28) {{%[^,]+}}, ptr {{.*}}, i64 noundef 5)
+// CHECK: store ptr [[IMAGE]], ptr [[IMAGE_AT:%[^,]+]],
+// CHECK: {{(call|invoke)}} void @{{.*}}launch_sync(ptr {{.*}}, ptr {{.*}}dereferenceable(24) [[IMAGE_AT]], i64 noundef -1, ptr {{.*}}, i64 noundef 5, ptr {{.*}}dereferenceable(28) {{%[^,]+}}, ptr {{.*}}, i64 noundef 5)
 // CHECK: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[BASE]], i32 0, i32 0
 // CHECK-NEXT: store ptr inttoptr (i64 1099511631872 to ptr), ptr [[SLOT]], align 8
 // CHECK-NEXT: [[SLOT:%[0-9]+]] = getelementptr inbounds [6 x ptr], ptr [[PTRS]], i32 0, i32 0

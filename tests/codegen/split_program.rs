@@ -1,14 +1,15 @@
 //! A program compiled unit by unit, as offload-ld compiles it (`--split`: the unit, then the
 //! program's glue linked into it to read them together). The unit refers to what the glue
 //! defines through hidden symbols: the kernel's region id (`__offload_region_id.<k>`: a symbol
-//! of the object file, which `.<k>.region_id` cannot always be), the embedded cubin, and each
+//! of the object file, which `.<k>.region_id` cannot always be), the embedded cubin and its PTX, and each
 //! runtime function as `<name>.offload_rt`. The glue defines them: the region id beside its
-//! offload entry, the cubin from the `nvptx64-nvidia-cuda` image, and the runtime functions as
+//! offload entry, the cubin from the `nvptx64-nvidia-cuda` image (and its PTX), and the runtime functions as
 //! trampolines through the table that the library's loader (`__offload_load_runtime`, defined
 //! here as the library defines it) fills in a constructor of priority 100, before the
 //! registration's (101), which calls the library's hook and registers through the table too.
 //@ compile-flags: -Copt-level=3
 //@ lower-flags: --split --image nvptx64-nvidia-cuda=auxiliary/fake-image.bin
+//@ lower-flags: --cuda-ptx auxiliary/fake-kernels.ptx
 
 #![crate_type = "lib"]
 
@@ -21,6 +22,8 @@ use offload::{Preload, PreloadMut};
 // CHECK: @.offloading.entry.saxpy = internal constant %struct.__tgt_offload_entry{{[.0-9]*}} { ptr @__offload_region_id.saxpy, ptr @.offloading.entry_name.saxpy, i64 0, i32 0, i32 0 }, section "omp_offloading_entries"
 // CHECK: @__rust_offload_cuda_image = hidden constant ptr @.omp_offloading.device_image
 // CHECK-NEXT: @__rust_offload_cuda_image_len = hidden constant i64 24
+// CHECK-NEXT: @.offload_cuda_ptx = private unnamed_addr constant [131 x i8] c"//\0A// A stand-in for the PTX{{.*}}\00"
+// CHECK-NEXT: @__rust_offload_cuda_ptx = hidden constant ptr @.offload_cuda_ptx
 // CHECK: @.offload_rt.names = private unnamed_addr constant [4 x ptr]
 // The table fills whole pages of its own, which the loader makes read-only once it is filled.
 // CHECK: @.offload_rt.table = internal global [512 x ptr] zeroinitializer, align 4096

@@ -47,6 +47,10 @@ pub struct Config {
     pub abi: RuntimeAbi,
     /// The device images to embed and register.
     pub images: Vec<Image>,
+    /// The PTX the NVIDIA image was assembled from, embedded (NUL-terminated) for the library's
+    /// own CUDA module, which the driver compiles from it (`__rust_offload_cuda_ptx`). Only
+    /// embedded beside an `nvptx64-nvidia-cuda` image.
+    pub cuda_ptx: Option<Vec<u8>>,
 }
 
 /// What the lowering rewrote.
@@ -76,7 +80,8 @@ pub fn lower<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, config: &Config) ->
     let mut lowering = Lowering::new(cx, module, &rt, RegionIds::Internal);
     lower_markers(&mut lowering, &markers, &mut report)?;
     let image_globals = lowering.register(config.abi, &config.images)?;
-    register::define_cuda_image(cx, module, cuda_image(&config.images, &image_globals), false)?;
+    let cuda = cuda_image(&config.images, &image_globals);
+    register::define_cuda_image(cx, module, cuda, config.cuda_ptx.as_deref(), false)?;
     remove_marker_declarations(module);
     verify(module)?;
     Ok(report)
@@ -93,7 +98,8 @@ pub struct Unit {
     /// It defines the library's hook run before a cubin registers
     /// (`__offload_before_cuda_register`).
     pub defines_cuda_hook: bool,
-    /// It declares the embedded cubin (`__rust_offload_cuda_image`): it launches asynchronously.
+    /// It declares the embedded cubin (`__rust_offload_cuda_image`) or its PTX: it launches
+    /// through the library's own CUDA module.
     pub uses_cuda_image: bool,
     /// Functions it defines under a runtime function's name: other units' calls of them stay
     /// the program's own.
@@ -117,7 +123,7 @@ pub fn lower_unit<'ctx>(cx: &'ctx Context, module: &Module<'ctx>, abi: RuntimeAb
     let defines =
         |name: &str| module.get_function(name).is_some_and(|f| f.count_basic_blocks() > 0);
     let mut uses_cuda_image = false;
-    for name in [register::CUDA_IMAGE_SYMBOL, register::CUDA_IMAGE_LEN_SYMBOL] {
+    for name in register::CUDA_IMAGE_SYMBOLS {
         if let Some(g) = module.get_global(name) {
             if g.get_initializer().is_some() {
                 bail!("`{name}` is already defined: only the offload lowering defines it");
@@ -207,7 +213,8 @@ pub fn glue<'ctx>(
     }
     let image_globals = lowering.register(config.abi, &config.images)?;
     if program.cuda_image {
-        register::define_cuda_image(cx, module, cuda_image(&config.images, &image_globals), true)?;
+        let cuda = cuda_image(&config.images, &image_globals);
+        register::define_cuda_image(cx, module, cuda, config.cuda_ptx.as_deref(), true)?;
     }
     let bound =
         binding::export_trampolines(module, &program.runtime, program.loader, &program.defined)?;

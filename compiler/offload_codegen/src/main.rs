@@ -33,6 +33,10 @@ struct Args {
     /// A device image to embed, as TRIPLE=PATH (repeatable).
     #[arg(long = "image", value_name = "TRIPLE=PATH")]
     images: Vec<String>,
+    /// The PTX the NVIDIA image was assembled from, embedded for the library's own CUDA
+    /// module (the driver compiles it).
+    #[arg(long, value_name = "PATH")]
+    cuda_ptx: Option<PathBuf>,
     /// Lower the module as one unit of a program, then append the program's glue made from
     /// it (as `offload-ld` does with each codegen unit).
     #[arg(long)]
@@ -63,7 +67,12 @@ fn run(args: Args) -> Result<()> {
     let cx = Context::create();
     let module = read_module(&cx, &args.input)?;
     let images = args.images.iter().map(|s| parse_image(s)).collect::<Result<Vec<_>>>()?;
-    let config = Config { abi: args.abi, images };
+    let cuda_ptx = args
+        .cuda_ptx
+        .as_ref()
+        .map(|p| std::fs::read(p).with_context(|| format!("reading PTX {}", p.display())))
+        .transpose()?;
+    let config = Config { abi: args.abi, images, cuda_ptx };
     if args.split {
         offload_codegen::lower_split(&cx, &module, &config)?;
     } else {

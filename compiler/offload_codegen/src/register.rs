@@ -203,19 +203,29 @@ pub(crate) const BEFORE_CUDA_REGISTER: &str = "__offload_before_cuda_register";
 pub(crate) const CUDA_IMAGE_SYMBOL: &str = "__rust_offload_cuda_image";
 /// `i64`: the cubin's length in bytes, or 0.
 pub(crate) const CUDA_IMAGE_LEN_SYMBOL: &str = "__rust_offload_cuda_image_len";
+/// `*const c_char`: the PTX the cubin was assembled from, NUL-terminated, or null.
+pub(crate) const CUDA_PTX_SYMBOL: &str = "__rust_offload_cuda_ptx";
+/// What the library declares of the NVIDIA image, and the lowering defines.
+pub(crate) const CUDA_IMAGE_SYMBOLS: [&str; 3] =
+    [CUDA_IMAGE_SYMBOL, CUDA_IMAGE_LEN_SYMBOL, CUDA_PTX_SYMBOL];
 
-/// Defines the library's `__rust_offload_cuda_image` and `__rust_offload_cuda_image_len` where
-/// the module declares them (a program that launches asynchronously), from the embedded NVIDIA
-/// image, or null and 0 when there is none, so that the program links either way:
+/// Defines the library's `__rust_offload_cuda_image`, `__rust_offload_cuda_image_len` and
+/// `__rust_offload_cuda_ptx` where the module declares them (a program that launches through
+/// the library's own CUDA module), from the embedded NVIDIA image and its PTX, or null and 0
+/// when there is none, so that the program links either way:
 /// ```llvm
 /// @__rust_offload_cuda_image = internal constant ptr @.omp_offloading.device_image
 /// @__rust_offload_cuda_image_len = internal constant i64 <bytes>
+/// @__rust_offload_cuda_ptx = internal constant ptr @.offload_cuda_ptx
+/// @.offload_cuda_ptx = private unnamed_addr constant [<bytes + 1> x i8] c"<PTX>\00"
 /// ```
-/// With `export` (the glue, for units that declare them), they are added, hidden and external.
+/// The PTX is embedded only beside a cubin. With `export` (the glue, for units that declare
+/// them), they are added, hidden and external.
 pub(crate) fn define_cuda_image<'ctx>(
     cx: &'ctx inkwell::context::Context,
     module: &inkwell::module::Module<'ctx>,
     image: Option<(GlobalValue<'ctx>, usize)>,
+    ptx: Option<&[u8]>,
     export: bool,
 ) -> Result<()> {
     let define = |name: &str, init: BasicValueEnum<'ctx>| -> Result<()> {
@@ -249,5 +259,19 @@ pub(crate) fn define_cuda_image<'ctx>(
         None => (ptr_ty.const_null(), 0),
     };
     define(CUDA_IMAGE_SYMBOL, start.into())?;
-    define(CUDA_IMAGE_LEN_SYMBOL, cx.i64_type().const_int(len, false).into())
+    define(CUDA_IMAGE_LEN_SYMBOL, cx.i64_type().const_int(len, false).into())?;
+    let wanted = export || module.get_global(CUDA_PTX_SYMBOL).is_some();
+    let ptx = match (image, ptx) {
+        (Some(_), Some(ptx)) if wanted => {
+            if ptx.contains(&0) {
+                anyhow::bail!("the NVIDIA image's PTX holds a NUL byte: it is not PTX text");
+            }
+            let text = cx.const_string(ptx, true);
+            let g = module.add_global(text.get_type(), None, ".offload_cuda_ptx");
+            make_private_constant(g, &text);
+            g.as_pointer_value()
+        }
+        _ => ptr_ty.const_null(),
+    };
+    define(CUDA_PTX_SYMBOL, ptx.into())
 }

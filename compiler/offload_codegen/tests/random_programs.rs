@@ -131,6 +131,7 @@ proptest! {
         let config = Config {
             abi: if abi_current { offload_codegen::RuntimeAbi::Current } else { offload_codegen::RuntimeAbi::Llvm19 },
             images: vec![Image { triple: "x86_64-unknown-linux-gnu".into(), bytes: vec![0x7f, b'E', b'L', b'F'] }],
+            cuda_ptx: None,
         };
         // Whole program, or one unit and the program's glue linked in (as offload-ld does).
         let report = if split {

@@ -254,13 +254,15 @@ impl Api {
         pop.map(|()| value)
     }
 
-    /// Loads a cubin into the current context.
+    /// Loads a cubin, or PTX the driver compiles, into the current context.
     ///
     /// # Safety
-    /// `image` must point to a complete cubin (ELF) image; a context must be current.
+    /// `image` must point to a complete cubin (ELF) image or to NUL-terminated PTX; a context
+    /// must be current.
     pub(crate) unsafe fn load_module(&self, image: *const u8) -> Result<CuModule, Error> {
         let mut module = core::ptr::null_mut();
-        // SAFETY: per the caller; the driver reads the image's own size from its header.
+        // SAFETY: per the caller; the driver reads a cubin's size from its header, and PTX to
+        // its NUL.
         self.check("cuModuleLoadData", unsafe {
             (self.module_load_data)(&mut module, image.cast())
         })?;

@@ -12,7 +12,8 @@ pub use crate::launch::{check_devices, check_mapped, geometry, marker_size, stat
 pub use crate::rt::require_device;
 #[cfg(not(offload_device))]
 pub use crate::stream::{
-    CudaImage, Slot, launch_async, launch_sync, pending_launches, synchronize_pending,
+    CudaImage, ModuleSource, Slot, cuda_module_source, launch_async, launch_sync, pending_launches,
+    synchronize_pending,
 };
 
 #[cfg(not(offload_device))]
@@ -23,15 +24,20 @@ unsafe extern "C" {
     /// Its length in bytes (0 when the program has none).
     #[link_name = "__rust_offload_cuda_image_len"]
     static CUDA_IMAGE_LEN: i64;
+    /// The PTX the cubin was assembled from, NUL-terminated, defined by the offload lowering
+    /// (null when the program has none).
+    #[link_name = "__rust_offload_cuda_ptx"]
+    static CUDA_PTX: *const core::ffi::c_char;
 }
 
-/// The embedded cubin, for `launch_async`. Only code `launch_async!` generates calls it, so a
-/// program that launches nothing asynchronously never references the two symbols.
+/// The embedded cubin and its PTX, for the library's own CUDA module (`launch_async`,
+/// `launch_sync`). Only code the launch macros generate calls it, so a program that launches
+/// nothing never references the symbols.
 #[cfg(not(offload_device))]
 #[inline(always)]
 pub fn cuda_image() -> CudaImage {
-    // SAFETY: the lowering defines both as constants of these types.
-    unsafe { CudaImage { ptr: CUDA_IMAGE, len: CUDA_IMAGE_LEN } }
+    // SAFETY: the lowering defines the three as constants of these types.
+    unsafe { CudaImage { ptr: CUDA_IMAGE, len: CUDA_IMAGE_LEN, ptx: CUDA_PTX } }
 }
 
 /// The runtime's loader: a constructor the link stage emits calls it before every other, with

@@ -38,9 +38,11 @@ pub(crate) fn host_command(
         .map(|i| format!("{}={}", i.triple, i.path.display()))
         .collect::<Vec<_>>()
         .join(";");
-    // Cargo relinks only when its inputs change: make the images, the ABI and the linker
-    // itself (a new offload-ld lowers and links differently) one of them.
-    let stamp = build_stamp(images, &config.abi, linker);
+    // The NVIDIA image's PTX, where the build wrote it (a dry run writes nothing).
+    let ptx = images.iter().find_map(Image::ptx).filter(|p| config.runner.dry_run || p.is_file());
+    // Cargo relinks only when its inputs change: make the images, the PTX, the ABI and the
+    // linker itself (a new offload-ld lowers and links differently) one of them.
+    let stamp = build_stamp(images, ptx.as_deref(), &config.abi, linker);
     let linker_flag = format!("-Clinker={}", linker.display());
     let stamp_flag = format!("--cfg=offload_build=\"{stamp:016x}\"");
     let flags = rustflags(
@@ -66,6 +68,7 @@ pub(crate) fn host_command(
         .env("CARGO_TARGET_DIR", project.build_dir.join("host"))
         .rustflags(&flags)
         .env("OFFLOAD_LD_IMAGES", images_env)
+        .env("OFFLOAD_LD_CUDA_PTX", ptx.map(PathBuf::into_os_string).unwrap_or_default())
         .env("OFFLOAD_LD_ABI", &config.abi)
         .env("OFFLOAD_LD_RUNTIME_DIR", &config.runtime_dir)
         // Objects of units that did not change, kept between links.
@@ -120,7 +123,12 @@ pub(crate) fn example(project: &Project, name: &str) -> Result<PathBuf> {
     Ok(release_dir(project).join("examples").join(name))
 }
 
-fn build_stamp(images: &[Image], abi: &str, linker: &std::path::Path) -> u64 {
+fn build_stamp(
+    images: &[Image],
+    ptx: Option<&std::path::Path>,
+    abi: &str,
+    linker: &std::path::Path,
+) -> u64 {
     let mut h = DefaultHasher::new();
     abi.hash(&mut h);
     if let Ok(meta) = std::fs::metadata(linker) {
@@ -130,5 +138,6 @@ fn build_stamp(images: &[Image], abi: &str, linker: &std::path::Path) -> u64 {
         image.triple.hash(&mut h);
         std::fs::read(&image.path).unwrap_or_default().hash(&mut h);
     }
+    ptx.map(|p| std::fs::read(p).unwrap_or_default()).hash(&mut h);
     h.finish()
 }

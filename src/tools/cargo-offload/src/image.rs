@@ -39,6 +39,12 @@ impl Image {
             [HOST_TRIPLE, crate::nvptx::NVPTX_TRIPLE].into_iter().find(|t| *t == triple)?;
         Some(Image { triple, path, made: Made::default() })
     }
+
+    /// The PTX an NVIDIA image was assembled from, written beside it: the program embeds it
+    /// for the library's own CUDA module, which the driver compiles.
+    pub(crate) fn ptx(&self) -> Option<PathBuf> {
+        (self.triple == crate::nvptx::NVPTX_TRIPLE).then(|| self.path.with_extension("ptx"))
+    }
 }
 
 /// Builds the x86_64 host-offload image of the package's kernels with `rustc`.

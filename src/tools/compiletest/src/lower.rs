@@ -86,6 +86,9 @@ struct LowerFlags {
     /// A device image to embed, as TRIPLE=PATH (repeatable).
     #[arg(long = "image", value_name = "TRIPLE=PATH")]
     images: Vec<String>,
+    /// The NVIDIA image's PTX, embedded for the library's own CUDA module.
+    #[arg(long, value_name = "PATH")]
+    cuda_ptx: Option<String>,
     /// Lower as one unit of a program and append the glue, as `offload-ld` does.
     #[arg(long)]
     split: bool,
@@ -118,7 +121,15 @@ impl LowerFlags {
                 Ok(Image { triple: triple.to_owned(), bytes })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Config { abi: self.abi, images })
+        let cuda_ptx = self
+            .cuda_ptx
+            .as_ref()
+            .map(|path| {
+                let path = dir.join(path);
+                std::fs::read(&path).with_context(|| format!("reading PTX {}", path.display()))
+            })
+            .transpose()?;
+        Ok(Config { abi: self.abi, images, cuda_ptx })
     }
 }
 
@@ -163,7 +174,10 @@ mod tests {
     fn lower_flags_default_to_llvm19_without_images() {
         let flags =
             LowerFlags::from_source("//@ compile-flags: -Copt-level=3\nfn main() {}\n").unwrap();
-        assert_eq!(flags, LowerFlags { abi: RuntimeAbi::Llvm19, images: vec![], split: false });
+        assert_eq!(
+            flags,
+            LowerFlags { abi: RuntimeAbi::Llvm19, images: vec![], cuda_ptx: None, split: false }
+        );
     }
 
     #[test]

@@ -8,6 +8,8 @@ use offload_codegen::{Image, RuntimeAbi};
 
 /// `TRIPLE=PATH` pairs separated by `;`: the device images to embed.
 pub(crate) const IMAGES: &str = "OFFLOAD_LD_IMAGES";
+/// The PTX the NVIDIA image was assembled from, embedded for the library's own CUDA module.
+pub(crate) const CUDA_PTX: &str = "OFFLOAD_LD_CUDA_PTX";
 /// `llvm19` or `current`.
 pub(crate) const ABI: &str = "OFFLOAD_LD_ABI";
 /// The folder holding libomptarget and libomp.
@@ -28,6 +30,7 @@ const DEFAULT_RUNTIME_DIR: &str = "/usr/lib/llvm-19/lib";
 
 pub(crate) struct LinkConfig {
     pub(crate) images: Vec<Image>,
+    pub(crate) cuda_ptx: Option<Vec<u8>>,
     pub(crate) abi: RuntimeAbi,
     pub(crate) runtime_dir: PathBuf,
     pub(crate) verbose: bool,
@@ -61,8 +64,12 @@ impl LinkConfig {
                 .filter(|l| *l <= 3)
                 .ok_or_else(|| anyhow!("{OPT_LEVEL}={v} is not 0-3"))?,
         };
+        let cuda_ptx = var(CUDA_PTX)
+            .map(|path| std::fs::read(&path).with_context(|| format!("reading PTX {path}")))
+            .transpose()?;
         Ok(LinkConfig {
             images,
+            cuda_ptx,
             abi,
             runtime_dir: var(RUNTIME_DIR).unwrap_or_else(|| DEFAULT_RUNTIME_DIR.into()).into(),
             verbose: var(VERBOSE).is_some(),

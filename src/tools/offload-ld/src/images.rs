@@ -22,6 +22,27 @@ pub(crate) fn check_kernels_defined(kernels: &[String], images: &[Image]) -> Res
     Ok(())
 }
 
+/// Fails naming the first kernel the NVIDIA image's PTX lacks: the library's CUDA module is
+/// compiled from it, and would lack the kernel where the cubin has it (a PTX file left from
+/// another build).
+pub(crate) fn check_ptx_defines(kernels: &[String], ptx: &[u8]) -> Result<()> {
+    let text = std::str::from_utf8(ptx).context("the NVIDIA image's PTX is not UTF-8 text")?;
+    let entries: Vec<&str> = text.lines().filter_map(ptx_entry).collect();
+    if let Some(kernel) = kernels.iter().find(|k| !entries.contains(&k.as_str())) {
+        bail!(
+            "kernel `{kernel}` is launched but the NVIDIA image's PTX does not define it (it is not the PTX the cubin was assembled from: rebuild the device images)"
+        );
+    }
+    Ok(())
+}
+
+/// The kernel a PTX line declares: `.visible .entry NAME(`.
+fn ptx_entry(line: &str) -> Option<&str> {
+    let (_, rest) = line.split_once(".entry")?;
+    let name = rest.trim_start().split(|c: char| c == '(' || c.is_whitespace()).next()?;
+    (!name.is_empty() && rest.starts_with(char::is_whitespace)).then_some(name)
+}
+
 /// The functions an image defines: the dynamic exports of a shared object, the symbol table of
 /// a cubin.
 fn symbols(image: &Image) -> Result<Vec<String>> {
@@ -51,5 +72,21 @@ mod tests {
         assert!(e.starts_with("kernel `in_main` is launched but the x86_64-unknown-linux-gnu image does not define it"), "{e}");
         assert!(e.contains("kernels file alone") && e.contains("in main.rs"), "{e}");
         assert!(check_kernels_defined(&[], &[]).is_ok());
+    }
+
+    #[test]
+    fn the_ptx_must_define_every_kernel_launched() {
+        let ptx = b"//\n.version 7.8\n.visible .entry saxpy(\n\t.param .u64 saxpy_param_0\n)\n{\n}\n.visible .entry empty()\n{\n}\n.visible .func helper(\n";
+        let kernels = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert!(check_ptx_defines(&kernels(&["saxpy", "empty"]), ptx).is_ok());
+        let e = check_ptx_defines(&kernels(&["saxpy", "helper"]), ptx).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "kernel `helper` is launched but the NVIDIA image's PTX does not define it"
+            ),
+            "{e}"
+        );
+        assert!(check_ptx_defines(&kernels(&["sax"]), ptx).is_err());
+        assert!(check_ptx_defines(&[], b"\xff").is_err());
     }
 }

@@ -70,6 +70,9 @@ fn compile_program(
     let (units, tally) = units::compile(bitcode, config, cache, scratch)?;
     let program = Program::new(units.iter().map(|u| &u.record.unit))?;
     images::check_kernels_defined(&program.kernels, &config.images)?;
+    if let Some(ptx) = &config.cuda_ptx {
+        images::check_ptx_defines(&program.kernels, ptx)?;
+    }
     let (glue, bound) = units::glue(&program, &units[0].record, config, cache, scratch)?;
     if config.verbose {
         let mut report = offload_codegen::Report::default();

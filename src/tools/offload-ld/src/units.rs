@@ -316,7 +316,11 @@ pub(crate) fn glue(
         &cx,
         &module,
         program,
-        &offload_codegen::Config { abi: config.abi, images: config.images.clone() },
+        &offload_codegen::Config {
+            abi: config.abi,
+            images: config.images.clone(),
+            cuda_ptx: config.cuda_ptx.clone(),
+        },
     )?;
     if let Some(dir) = &config.save_temps {
         save(&module, dir, "offload-glue.ll")?;
@@ -332,13 +336,17 @@ pub(crate) fn glue(
 }
 
 /// The glue's key: all of what the units found (every field of the [`Program`], so that none
-/// can be left out), the target, and the images.
+/// can be left out), the target, the images and the PTX.
 fn glue_key(program: &Program, first: &Record, config: &LinkConfig, cache: &Cache) -> String {
     let description = format!("{}\n{}\n{program:?}", first.triple, first.data_layout);
     let mut parts: Vec<&[u8]> = vec![description.as_bytes()];
     for image in &config.images {
         parts.push(image.triple.as_bytes());
         parts.push(&image.bytes);
+    }
+    if let Some(ptx) = &config.cuda_ptx {
+        parts.push(b"cuda ptx");
+        parts.push(ptx);
     }
     cache.key(&parts)
 }
@@ -355,6 +363,7 @@ mod tests {
     fn config(cache: Option<PathBuf>) -> LinkConfig {
         LinkConfig {
             images: Vec::new(),
+            cuda_ptx: None,
             abi: offload_codegen::RuntimeAbi::Llvm19,
             runtime_dir: PathBuf::new(),
             verbose: false,
@@ -454,6 +463,25 @@ mod tests {
         assert_ne!(key(&base), key(&defining));
         assert_ne!(key(&base), key(&Program { kernels: vec!["k".into()], ..base.clone() }));
         assert_eq!(key(&base), key(&base.clone()));
+    }
+
+    /// The glue embeds the PTX: a new PTX (a kernel edited, a new compiler) is new glue.
+    #[test]
+    fn the_glue_key_covers_the_ptx() {
+        let cache = Cache::new(&config(None)).unwrap();
+        let first = Record {
+            unit: Unit::default(),
+            triple: "x86_64-unknown-linux-gnu".into(),
+            data_layout: String::new(),
+        };
+        let program = Program { cuda_image: true, ..Program::default() };
+        let key = |ptx: Option<&[u8]>| {
+            let config = LinkConfig { cuda_ptx: ptx.map(<[u8]>::to_vec), ..config(None) };
+            glue_key(&program, &first, &config, &cache)
+        };
+        assert_ne!(key(None), key(Some(b".entry k")));
+        assert_ne!(key(Some(b".entry k")), key(Some(b".entry l")));
+        assert_eq!(key(Some(b".entry k")), key(Some(b".entry k")));
     }
 
     #[test]
