@@ -68,11 +68,14 @@ pub(crate) fn host_command(
         .env("CARGO_TARGET_DIR", project.build_dir.join("host"))
         .rustflags(&flags)
         .env("OFFLOAD_LD_IMAGES", images_env)
-        .env("OFFLOAD_LD_CUDA_PTX", ptx.map(PathBuf::into_os_string).unwrap_or_default())
         .env("OFFLOAD_LD_ABI", &config.abi)
         .env("OFFLOAD_LD_RUNTIME_DIR", &config.runtime_dir)
         // Objects of units that did not change, kept between links.
         .env("OFFLOAD_LD_CACHE", project.build_dir.join("ld-cache"));
+    cmd = match ptx {
+        Some(ptx) => cmd.env("OFFLOAD_LD_CUDA_PTX", ptx),
+        None => cmd.env_remove("OFFLOAD_LD_CUDA_PTX"),
+    };
     if config.save_temps {
         cmd = cmd.env("OFFLOAD_LD_SAVE_TEMPS", project.build_dir.join("temps").join(&project.name));
     }

@@ -291,9 +291,10 @@ fn all_devices_embed_the_cubin_first_then_the_host_image() {
     assert_eq!(lines.len(), 4, "{out}");
     assert_eq!(lines[0], IMAGE_LINE);
     assert_eq!(lines[1..3], nvptx_lines("sm_80"));
+    // The PTX beside the cubin goes to the link stage too, for the library's own CUDA module.
     let host = host_line(
         "build",
-        "OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache",
+        &format!("OFFLOAD_LD_ABI=llvm19 OFFLOAD_LD_RUNTIME_DIR=/usr/lib/llvm-19/lib OFFLOAD_LD_CACHE=$PKG/target/offload/ld-cache OFFLOAD_LD_CUDA_PTX={NVPTX_DIR}/app_offload_image.ptx"),
     )
     .replace(
         "OFFLOAD_LD_IMAGES=x86_64",
@@ -314,6 +315,10 @@ fn cuda_only_embeds_the_cubin_alone() {
     assert!(ok, "{err}");
     let host = out.lines().nth(3).unwrap();
     assert!(host.contains(&format!(" OFFLOAD_LD_IMAGES=nvptx64-nvidia-cuda={NVPTX_DIR}/app_offload_image.cubin OFFLOAD_LD_ABI=")), "{host}");
+    assert!(
+        host.contains(&format!(" OFFLOAD_LD_CUDA_PTX={NVPTX_DIR}/app_offload_image.ptx ")),
+        "{host}"
+    );
 }
 
 /// Writes the package's `.cargo/config.toml`.
