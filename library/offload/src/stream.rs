@@ -29,7 +29,8 @@ use crate::geometry::Geometry;
 use crate::intrinsics::{self, arg_kind, preload_kind};
 use crate::{Error, rt, sys};
 
-/// GPUs an asynchronous launch can use; launches on others run synchronously.
+/// GPUs the library's streams serve (CUDA ordinals below it). Launches on others go through
+/// libomptarget's own launch, synchronously, and along x only ([`cuda_ordinal`]).
 const MAX_GPUS: usize = 64;
 
 /// The embedded cubin and the PTX it was assembled from, as the offload lowering defines them
@@ -198,14 +199,36 @@ fn gpu(ordinal: usize, image: CudaImage) -> Result<&'static Gpu, Error> {
 /// Where a launch on runtime device `device` (-1: the default) can be enqueued: the runtime's
 /// number for the device and its CUDA ordinal (`rt::gpu_ordinal`: the GPUs that can run the
 /// cubin, numbered first). `None` (run through the runtime) for the host-offload plugin's
-/// devices and without a cubin.
-fn cuda_ordinal(image: CudaImage, device: i64) -> Option<(usize, usize)> {
+/// devices, without a cubin, and for GPUs beyond the library's table ([`MAX_GPUS`]), where a
+/// launch the runtime cannot make as asked (along y or z, or with shared memory: libomptarget
+/// 19 launches along x only) is refused rather than made wrong.
+fn cuda_ordinal(
+    image: CudaImage,
+    device: i64,
+    kernel: &'static str,
+    geometry: &Geometry,
+) -> Result<Option<(usize, usize)>, Error> {
     if image.ptr.is_null() || image.len <= 0 {
-        return None;
+        return Ok(None);
     }
-    let id = usize::try_from(rt::resolve_device(device).ok()?).ok()?;
-    let ordinal = rt::gpu_ordinal(id)?;
-    (ordinal < MAX_GPUS).then_some((id, ordinal))
+    let Some(id) = rt::resolve_device(device).ok().and_then(|d| usize::try_from(d).ok()) else {
+        return Ok(None);
+    };
+    let Some(ordinal) = rt::gpu_ordinal(id) else { return Ok(None) };
+    beyond_table(ordinal, kernel, geometry).map(|()| (ordinal < MAX_GPUS).then_some((id, ordinal)))
+}
+
+/// Refuses a launch on a GPU beyond the library's table that only the library can make.
+fn beyond_table(ordinal: usize, kernel: &'static str, geometry: &Geometry) -> Result<(), Error> {
+    if ordinal >= MAX_GPUS && !geometry.is_linear() {
+        return Err(Error::InvalidGeometry {
+            kernel,
+            reason: "GPUs numbered 64 and above launch through libomptarget 19's \
+                     __tgt_target_kernel, which launches along x only and without shared \
+                     memory: launch so on this GPU, or use one numbered below 64",
+        });
+    }
+    Ok(())
 }
 
 /// Enqueues `kernel` on the library's stream of `device`'s GPU and returns at once with
@@ -222,7 +245,9 @@ pub unsafe fn launch_async(
     geometry: Geometry,
     slots: &[Slot],
 ) -> Result<bool, Error> {
-    let Some((id, ordinal)) = cuda_ordinal(image, device) else { return Ok(false) };
+    let Some((id, ordinal)) = cuda_ordinal(image, device, kernel, &geometry)? else {
+        return Ok(false);
+    };
     let gpu = gpu(ordinal, image)?;
     let function = gpu.function(kernel)?;
     // The entry's parameters: `dyn_ptr` (null), the geometry slot (which the nvptx entry
@@ -293,7 +318,9 @@ pub unsafe fn launch_sync(
     geometry: Geometry,
     slots: &[Slot],
 ) -> Result<bool, Error> {
-    let Some((_, ordinal)) = cuda_ordinal(image, device) else { return Ok(false) };
+    let Some((_, ordinal)) = cuda_ordinal(image, device, kernel, &geometry)? else {
+        return Ok(false);
+    };
     if runtime_launches_only() {
         if !geometry.is_linear() {
             return Err(Error::InvalidGeometry {
@@ -481,4 +508,27 @@ fn register_exit_synchronization() {
         // SAFETY: registers a function with the C library; it runs once at exit.
         unsafe { sys::atexit(at_exit) };
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gpu_beyond_the_table_refuses_what_only_the_library_can_launch() {
+        let linear = Geometry { grid: [64, 1, 1], block: [256, 1, 1], shared: 0 };
+        let planar = Geometry { grid: [8, 8, 1], ..linear };
+        let shared = Geometry { shared: 1024, ..linear };
+        for ordinal in [0, MAX_GPUS - 1, MAX_GPUS, MAX_GPUS + 7] {
+            assert!(beyond_table(ordinal, "k", &linear).is_ok());
+        }
+        for geometry in [planar, shared] {
+            assert!(beyond_table(MAX_GPUS - 1, "k", &geometry).is_ok());
+            let e = beyond_table(MAX_GPUS, "k", &geometry).unwrap_err().to_string();
+            assert!(
+                e.starts_with("invalid launch geometry for kernel `k`: GPUs numbered 64"),
+                "{e}"
+            );
+        }
+    }
 }
