@@ -32,6 +32,8 @@ use crate::{Error, rt, sys};
 /// GPUs the library's streams serve (CUDA ordinals below it). Launches on others go through
 /// libomptarget's own launch, synchronously, and along x only ([`cuda_ordinal`]).
 const MAX_GPUS: usize = 64;
+// `beyond_table`'s message names the number.
+const _: () = assert!(MAX_GPUS == 64);
 
 /// The embedded cubin and the PTX it was assembled from, as the offload lowering defines them
 /// (null and 0 when the program embeds no NVIDIA image; the PTX null when it embeds none).
@@ -67,7 +69,7 @@ pub enum ModuleSource {
     Cubin,
 }
 
-/// The source `OFFLOAD_CUDA_MODULE` asks for: `ptx` (the default) or `cubin`.
+/// The source `OFFLOAD_CUDA_MODULE` asks for: `ptx` (the default) or `cubin` (read once).
 ///
 /// The PTX by default: the driver's compiler is as new as the driver, where the cubin's ptxas
 /// must be CUDA 11.8's, whose cubins libomptarget 19 loads. On an H200 with driver 580 a saxpy
@@ -75,23 +77,27 @@ pub enum ModuleSource {
 /// against 11.93 ms for 50 launches, as fast as ptxas 13.0's). The driver compiles a module
 /// once (its cache keeps the result), on the first launch.
 fn preferred_source() -> ModuleSource {
-    let value = std::env::var("OFFLOAD_CUDA_MODULE").unwrap_or_default();
-    match value.to_ascii_lowercase().as_str() {
-        "" | "ptx" => ModuleSource::Ptx,
-        "cubin" => ModuleSource::Cubin,
-        _ => {
-            eprintln!(
-                "offload: warning: OFFLOAD_CUDA_MODULE={value} is not ptx or cubin (using ptx)"
-            );
-            ModuleSource::Ptx
+    static SOURCE: OnceLock<ModuleSource> = OnceLock::new();
+    *SOURCE.get_or_init(|| {
+        let value = std::env::var_os("OFFLOAD_CUDA_MODULE").unwrap_or_default();
+        match value.to_string_lossy().to_ascii_lowercase().as_str() {
+            "" | "ptx" => ModuleSource::Ptx,
+            "cubin" => ModuleSource::Cubin,
+            _ => {
+                eprintln!(
+                    "offload: warning: OFFLOAD_CUDA_MODULE={} is not ptx or cubin (using ptx)",
+                    value.to_string_lossy()
+                );
+                ModuleSource::Ptx
+            }
         }
-    }
+    })
 }
 
 /// Loads the library's CUDA module of the current context: from the PTX, or from the cubin
 /// where the program embeds no PTX, `OFFLOAD_CUDA_MODULE=cubin` asks for it, or the driver
-/// cannot compile the PTX (one older than its PTX version, say). The cubin's error is the one
-/// returned.
+/// cannot compile the PTX (one older than its PTX version, or `CUDA_DISABLE_PTX_JIT=1`, say),
+/// which is said once on stderr. The cubin's error is the one returned.
 ///
 /// # Safety
 /// `image` must be the lowering's complete cubin and NUL-terminated PTX (or null PTX); a
@@ -99,8 +105,18 @@ fn preferred_source() -> ModuleSource {
 unsafe fn load_module(api: &Api, image: CudaImage) -> Result<(CuModule, ModuleSource), Error> {
     if !image.ptx.is_null() && preferred_source() == ModuleSource::Ptx {
         // SAFETY: per the caller.
-        if let Ok(module) = unsafe { api.load_module(image.ptx.cast()) } {
-            return Ok((module, ModuleSource::Ptx));
+        match unsafe { api.load_module(image.ptx.cast()) } {
+            Ok(module) => return Ok((module, ModuleSource::Ptx)),
+            Err(e) => {
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    eprintln!(
+                        "offload: warning: the CUDA driver did not compile the program's PTX \
+                         ({e}); its kernels run from the cubin (OFFLOAD_CUDA_MODULE=cubin \
+                         says so without trying)"
+                    )
+                });
+            }
         }
     }
     // SAFETY: per the caller.
@@ -132,8 +148,8 @@ impl Slot {
     }
 }
 
-/// A GPU's stream, its module (the program's cubin, loaded once more by the library) and its
-/// kernels by name.
+/// A GPU's stream, its module (the program's kernels, loaded once more by the library: see
+/// [`load_module`]) and its kernels by name.
 struct Gpu {
     api: &'static Api,
     context: CuContext,
@@ -179,10 +195,12 @@ impl Gpu {
     }
 }
 
-/// What the library's module on the GPU of CUDA ordinal `ordinal` was loaded from, once a
-/// launch has opened it (for tests).
-pub fn cuda_module_source(ordinal: usize) -> Option<ModuleSource> {
-    GPUS.get(ordinal)?.get()?.as_ref().ok().map(|gpu| gpu.source)
+/// What the library's module on runtime device `device` (-1: the default) was loaded from,
+/// once a launch has opened it; `None` before, and for devices that are not the library's GPUs
+/// (for tests).
+pub fn cuda_module_source(device: i64) -> Option<ModuleSource> {
+    let id = usize::try_from(rt::resolve_device(device).ok()?).ok()?;
+    GPUS.get(rt::gpu_ordinal(id)?)?.get()?.as_ref().ok().map(|gpu| gpu.source)
 }
 
 /// One more than the highest ordinal of a GPU opened: the waits look at these GPUs only.
@@ -223,9 +241,9 @@ fn beyond_table(ordinal: usize, kernel: &'static str, geometry: &Geometry) -> Re
     if ordinal >= MAX_GPUS && !geometry.is_linear() {
         return Err(Error::InvalidGeometry {
             kernel,
-            reason: "GPUs numbered 64 and above launch through libomptarget 19's \
+            reason: "GPUs of CUDA ordinal 64 and above launch through libomptarget 19's \
                      __tgt_target_kernel, which launches along x only and without shared \
-                     memory: launch so on this GPU, or use one numbered below 64",
+                     memory: launch so on this GPU, or use one of a lower CUDA ordinal",
         });
     }
     Ok(())
@@ -526,7 +544,7 @@ mod tests {
             assert!(beyond_table(MAX_GPUS - 1, "k", &geometry).is_ok());
             let e = beyond_table(MAX_GPUS, "k", &geometry).unwrap_err().to_string();
             assert!(
-                e.starts_with("invalid launch geometry for kernel `k`: GPUs numbered 64"),
+                e.starts_with("invalid launch geometry for kernel `k`: GPUs of CUDA ordinal 64"),
                 "{e}"
             );
         }
