@@ -70,7 +70,9 @@ fn compile_program(
     let (units, tally) = units::compile(bitcode, config, cache, scratch)?;
     let program = Program::new(units.iter().map(|u| &u.record.unit))?;
     images::check_kernels_defined(&program.kernels, &config.images)?;
-    if let Some(ptx) = &config.cuda_ptx {
+    // The lowering embeds the PTX beside an NVIDIA image only.
+    let cubin = config.images.iter().any(|i| i.triple == "nvptx64-nvidia-cuda");
+    if let Some(ptx) = config.cuda_ptx.as_ref().filter(|_| cubin) {
         images::check_ptx_defines(&program.kernels, ptx)?;
     }
     let (glue, bound) = units::glue(&program, &units[0].record, config, cache, scratch)?;
