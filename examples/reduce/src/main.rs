@@ -17,10 +17,9 @@ fn main() -> Result<(), offload::Error> {
         std::env::args().nth(i).and_then(|a| a.parse().ok()).unwrap_or(default)
     };
     // On a GPU two blocks per multiprocessor of an H200; in the host-offload image (a device
-    // without memory of its own) a few: there each thread of a block with shared memory is a
-    // system thread, and each barrier wakes them all.
+    // without memory of its own) 64, enough for the blocks to run on all the machine's cores.
     let on_gpu = offload::Device::default_device()?.memory().is_some();
-    let (n, blocks) = (arg(1, 1 << 24), arg(2, if on_gpu { 264 } else { 4 }) as u32);
+    let (n, blocks) = (arg(1, 1 << 24), arg(2, if on_gpu { 264 } else { 64 }) as u32);
     let values: Vec<f64> = (0..n).map(|i| (i % 1000) as f64 * 0.25).collect();
     let threads = 256u32;
     let start = Instant::now();

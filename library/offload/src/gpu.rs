@@ -106,22 +106,30 @@ pub(crate) mod imp {
     axis!(1, _thread_idx_y, _block_idx_y, _block_dim_y, _grid_dim_y);
     axis!(2, _thread_idx_z, _block_idx_z, _block_dim_z, _grid_dim_z);
 
+    /// The suspension point of the emulated thread running now, where its block's threads run
+    /// at once (a launch with shared memory: each is a coroutine on the system thread that
+    /// runs the block, see `run_grid`).
+    pub(crate) type Yielder = corosensei::Yielder<(), ()>;
+
     thread_local! {
-        /// The barrier of the emulated thread's block, where its threads run at once (a launch
-        /// with shared memory); null where they run one after another.
-        static BARRIER: Cell<*const crate::__private::BlockBarrier> =
-            const { Cell::new(core::ptr::null()) };
+        /// The running emulated thread's [`Yielder`]; null where a block's threads run one
+        /// after another.
+        static YIELDER: Cell<*const Yielder> = const { Cell::new(core::ptr::null()) };
     }
 
-    /// Sets the barrier of the emulated thread's block (null: none), which must outlive its
-    /// use by this thread.
-    pub(crate) fn set_barrier(barrier: *const crate::__private::BlockBarrier) {
-        BARRIER.with(|b| b.set(barrier));
+    /// Sets the running emulated thread's suspension point (null: none), which must stay valid
+    /// while it is set: `run_grid` sets it as a thread starts and clears it once the thread is
+    /// suspended or has ended.
+    pub(crate) fn set_yielder(yielder: *const Yielder) {
+        YIELDER.with(|y| y.set(yielder));
     }
 
+    /// The barrier: the thread suspends, and `run_grid` resumes the block's threads once every
+    /// one that has not exited is suspended, as PTX's `bar.sync` waits for the threads that
+    /// have not exited.
     pub(super) fn sync_threads() {
-        let barrier = BARRIER.with(Cell::get);
-        if barrier.is_null() {
+        let yielder = YIELDER.with(Cell::get);
+        if yielder.is_null() {
             // The threads of this block run one after another, so a barrier between them
             // cannot be honoured: refuse rather than compute a wrong answer.
             panic!(
@@ -130,8 +138,10 @@ pub(crate) mod imp {
                  (launch!(k, grid, block, shared = BYTES, ...)); here they run one after another"
             );
         }
-        // SAFETY: `run_grid` sets it to its block's barrier for the thread's whole run.
-        unsafe { &*barrier }.wait();
+        // SAFETY: set by `run_grid` to this thread's yielder, which lives on its stack.
+        unsafe { &*yielder }.suspend(());
+        // The threads that ran meanwhile set their own: this one is running again.
+        set_yielder(yielder);
     }
 }
 

@@ -178,10 +178,11 @@ unsafe fn elements<T>(address: *mut u8, len: u64) -> NonNull<T> {
 /// Runs a kernel body for every (block, thread) of the launch, x fastest as CUDA numbers them:
 /// the host-offload plugin calls a kernel once for the whole grid.
 ///
-/// A block's threads run one after another, or, in a launch with shared memory, at once (one
-/// system thread each, the block's memory and a barrier between them), so that `sync_threads`
-/// holds. Blocks are independent, as on a GPU: a grid of enough work runs them on all the
-/// machine's cores (`OFFLOAD_HOST_THREADS`, see [`host_workers`]).
+/// A block's threads run one after another, or, in a launch with shared memory, at once: each
+/// a coroutine on the system thread that runs the block, with the block's memory, so that
+/// `sync_threads` holds (see [`run_block_at_once`]). Blocks are independent, as on a GPU: a
+/// grid of enough work runs them on all the machine's cores (`OFFLOAD_HOST_THREADS`, see
+/// [`host_workers`]).
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn run_grid(geometry: u64, body: impl Fn()) {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -224,140 +225,131 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
             }
         }
     };
-    if shared == 0 {
-        let workers = host_workers(blocks, blocks * block.iter().product::<usize>());
-        if workers <= 1 {
-            (0..blocks).for_each(one_after_another);
+    let members = block.iter().product::<usize>();
+    let workers = host_workers(blocks, blocks * members);
+    // One system thread's share of the grid: the blocks it takes, in turn.
+    let next = AtomicUsize::new(0);
+    let blocks_taken = || std::iter::from_fn(|| Some(next.fetch_add(1, Ordering::Relaxed)));
+    let worker = || {
+        if shared == 0 {
+            blocks_taken().take_while(|&i| i < blocks).for_each(one_after_another);
         } else {
-            let next = AtomicUsize::new(0);
-            std::thread::scope(|scope| {
-                for _ in 0..workers {
-                    scope.spawn(|| {
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= blocks {
-                                break;
-                            }
-                            one_after_another(i);
-                        }
-                    });
-                }
-            });
-        }
-    } else {
-        /// The block's shared memory, handed to its threads.
-        #[derive(Clone, Copy)]
-        struct Memory(*mut u8);
-        // SAFETY: the threads share it as a GPU block's threads do; it outlives them (scoped).
-        unsafe impl Send for Memory {}
-        impl Memory {
-            // A method, so that a closure captures the whole `Memory` (not its `*mut` field).
-            fn base(self) -> *mut u8 {
-                self.0
+            // The block's memory, zeroed for every block, and a stack for each of its threads.
+            let mut memory = vec![0u128; (shared as usize).div_ceil(16)];
+            let bytes = memory.len() * 16;
+            let base = memory.as_mut_ptr().cast::<u8>();
+            crate::gpu::shared_imp::set(base, shared as usize);
+            let mut stacks = Stacks::take(members);
+            for i in blocks_taken().take_while(|&i| i < blocks) {
+                // SAFETY: no thread of another block runs: the memory is `bytes` long.
+                unsafe { core::ptr::write_bytes(base, 0, bytes) };
+                crate::gpu::imp::set([[0; 3], block_at(i), block, grid]);
+                run_block_at_once(&mut stacks, threads(), || body.run());
             }
+            crate::gpu::shared_imp::set(core::ptr::null_mut(), 0);
+            drop(memory);
         }
-        // One system thread per thread of a block, started once and run through every block
-        // in turn: between two blocks, one of them clears the memory and readies the barrier.
-        let members = block.iter().product::<usize>();
-        let mut memory = vec![0u128; (shared as usize).div_ceil(16)];
-        let bytes = memory.len() * 16;
-        let base = Memory(memory.as_mut_ptr().cast::<u8>());
-        let barrier = BlockBarrier::new(members);
-        let turn = std::sync::Barrier::new(members);
+    };
+    if workers <= 1 {
+        worker();
+    } else {
         std::thread::scope(|scope| {
-            for t in threads() {
-                let (body, barrier, turn, block_at) = (&body, &barrier, &turn, &block_at);
-                std::thread::Builder::new()
-                    .stack_size(1 << 20)
-                    .spawn_scoped(scope, move || {
-                        crate::gpu::shared_imp::set(base.base(), shared as usize);
-                        crate::gpu::imp::set_barrier(barrier);
-                        for i in 0..blocks {
-                            crate::gpu::imp::set([t, block_at(i), block, grid]);
-                            {
-                                // Leaves the barrier when the thread ends its block, however.
-                                let _leave = barrier.member();
-                                body.run();
-                            }
-                            if turn.wait().is_leader() {
-                                // SAFETY: every thread of the block has ended it and waits at
-                                // `turn` below; the memory is `bytes` long.
-                                unsafe { core::ptr::write_bytes(base.base(), 0, bytes) };
-                                barrier.reset(members);
-                            }
-                            turn.wait();
-                        }
-                    })
-                    .expect("offload: the host-offload image could not start a thread of a block");
+            for _ in 0..workers {
+                scope.spawn(worker);
             }
         });
-        drop(memory);
     }
     crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
 }
 
-/// The barrier of a block whose threads run at once in the host-offload image: as PTX's
-/// `bar.sync`, it waits for the block's threads that have not exited, so that a thread that
-/// returns early (`if i >= n { return; }` before a `sync_threads`) does not hold the others.
+/// Bytes of stack of an emulated thread that runs as a coroutine: reserved, and backed by
+/// memory as it is touched (the system threads that ran them before had as much).
 #[cfg(not(target_arch = "nvptx64"))]
-pub(crate) struct BlockBarrier {
-    /// Threads not yet exited, threads waiting, and the round (which changes on release).
-    state: std::sync::Mutex<(usize, usize, u64)>,
-    released: std::sync::Condvar,
+const THREAD_STACK: usize = 1 << 20;
+
+/// Stacks kept between launches with shared memory, at most this many (a block's worth).
+#[cfg(not(target_arch = "nvptx64"))]
+const KEPT_STACKS: usize = 1024;
+
+/// Stacks for the coroutines of one system thread's blocks, taken from those kept between
+/// launches (mapping a stack is a system call) and given back when dropped.
+#[cfg(not(target_arch = "nvptx64"))]
+struct Stacks(Vec<corosensei::stack::DefaultStack>);
+
+#[cfg(not(target_arch = "nvptx64"))]
+static KEPT: std::sync::Mutex<Vec<corosensei::stack::DefaultStack>> =
+    std::sync::Mutex::new(Vec::new());
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Stacks {
+    fn take(n: usize) -> Stacks {
+        let mut kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let from = kept.len().saturating_sub(n);
+        let mut stacks = kept.split_off(from);
+        drop(kept);
+        while stacks.len() < n {
+            match corosensei::stack::DefaultStack::new(THREAD_STACK) {
+                Ok(stack) => stacks.push(stack),
+                Err(e) => panic!(
+                    "offload: the host-offload image could not map a stack for a thread of a \
+                     block ({e}): launch smaller blocks, or set OFFLOAD_HOST_THREADS lower"
+                ),
+            }
+        }
+        Stacks(stacks)
+    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
-impl BlockBarrier {
-    fn new(threads: usize) -> Self {
-        BlockBarrier { state: std::sync::Mutex::new((threads, 0, 0)), released: Default::default() }
+impl Drop for Stacks {
+    fn drop(&mut self) {
+        let mut kept = KEPT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let room = KEPT_STACKS.saturating_sub(kept.len());
+        kept.extend(self.0.drain(..).take(room));
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (usize, usize, u64)> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+/// Runs one block whose threads must run at once (a launch with shared memory, where a
+/// thread may wait for the others in `sync_threads`): each thread is a coroutine on this
+/// system thread. They are resumed in turn, in CUDA's order of threads; each runs until it
+/// reaches a barrier (and suspends) or ends. Once every thread has, those at the barrier are
+/// resumed again: as PTX's `bar.sync`, a barrier waits for the threads that have not exited,
+/// so a thread that returns early does not hold the others. `body` runs each thread, with the
+/// index of the block set and the thread's own set before each resume.
+#[cfg(not(target_arch = "nvptx64"))]
+fn run_block_at_once(
+    stacks: &mut Stacks,
+    threads: impl Iterator<Item = [usize; 3]>,
+    body: impl Fn(),
+) {
+    use corosensei::Coroutine;
 
-    /// Waits until every thread of the block that has not exited waits here too.
-    pub(crate) fn wait(&self) {
-        let mut state = self.lock();
-        state.1 += 1;
-        if state.1 == state.0 {
-            Self::release(&mut state);
-            self.released.notify_all();
-            return;
+    type Thread = Coroutine<(), (), (), corosensei::stack::DefaultStack>;
+    let body = &body;
+    let mut running: Vec<([usize; 3], Thread)> = threads
+        .zip(stacks.0.drain(..))
+        .map(|(index, stack)| {
+            let start = move |yielder: &crate::gpu::imp::Yielder, ()| {
+                crate::gpu::imp::set_yielder(yielder);
+                body();
+            };
+            // SAFETY: what `start` borrows (`body`) outlives every coroutine: they are driven
+            // to their end below, or dropped (unwound) before this function returns.
+            (index, unsafe { Coroutine::with_stack_unchecked(stack, start) })
+        })
+        .collect();
+    let mut ended = Vec::with_capacity(running.len());
+    while !running.is_empty() {
+        for (index, thread) in &mut running {
+            crate::gpu::imp::set_thread(*index);
+            // Runs until the thread's next barrier, or its end.
+            let _ = thread.resume(());
+            crate::gpu::imp::set_yielder(core::ptr::null());
         }
-        let round = state.2;
-        while state.2 == round {
-            state = self.released.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
+        // Those that ended are out of the next turn, and their stacks kept for the next block.
+        ended.extend(running.extract_if(.., |(_, thread)| thread.done()).map(|(_, t)| t));
     }
-
-    /// A thread of the block: it leaves the barrier when dropped (the thread has exited).
-    fn member(&self) -> impl Drop + '_ {
-        struct Member<'a>(&'a BlockBarrier);
-        impl Drop for Member<'_> {
-            fn drop(&mut self) {
-                let mut state = self.0.lock();
-                state.0 -= 1;
-                if state.1 > 0 && state.1 == state.0 {
-                    BlockBarrier::release(&mut state);
-                    self.0.released.notify_all();
-                }
-            }
-        }
-        Member(self)
-    }
-
-    /// Readies the barrier for the next block's `threads` (none of the last block's waits).
-    fn reset(&self, threads: usize) {
-        let mut state = self.lock();
-        state.0 = threads;
-        state.1 = 0;
-    }
-
-    fn release(state: &mut (usize, usize, u64)) {
-        state.1 = 0;
-        state.2 = state.2.wrapping_add(1);
-    }
+    stacks.0.extend(ended.into_iter().map(Thread::into_stack));
 }
 
 /// Kernel threads in a grid below which the host-offload image runs it on the calling thread
@@ -389,4 +381,75 @@ fn host_workers(blocks: usize, threads: usize) -> usize {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     workers.min(blocks).max(1)
+}
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    /// Thread `t` of a block of 6 passes `t` barriers and ends (thread 0 before the first):
+    /// every barrier holds until each thread that has not ended reaches it, and no longer.
+    #[test]
+    fn a_block_at_once_waits_at_each_barrier_for_the_threads_that_have_not_ended() {
+        let log = RefCell::new(Vec::new());
+        let mut stacks = Stacks::take(6);
+        crate::gpu::imp::set([[0; 3], [0; 3], [6, 1, 1], [1; 3]]);
+        run_block_at_once(&mut stacks, (0..6).map(|x| [x, 0, 0]), || {
+            let t = crate::gpu::thread_idx_x();
+            for phase in 0..t {
+                log.borrow_mut().push((phase, t));
+                crate::gpu::sync_threads();
+            }
+            log.borrow_mut().push((t, t));
+        });
+        crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
+        let log = log.into_inner();
+        // Each phase's events, in the threads' order, before any of the next phase's.
+        let expected: Vec<(usize, usize)> =
+            (0..6).flat_map(|phase| (phase..6).map(move |t| (phase, t))).collect();
+        assert_eq!(log, expected);
+        // Every stack is back for the next block, and the barrier is off outside the block.
+        assert_eq!(stacks.0.len(), 6);
+        let outside = std::panic::catch_unwind(crate::gpu::sync_threads).unwrap_err();
+        let message = outside.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(message.contains("needs the block's threads to run at once"), "{message}");
+    }
+
+    /// Blocks of a launch with shared memory, enough for several system threads (64 of 256
+    /// threads: `host_workers`): each block's threads see only their block's memory, zeroed
+    /// for it, and wait for each other.
+    #[test]
+    fn blocks_with_shared_memory_each_have_their_own_zeroed_memory() {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        const BLOCKS: usize = 64;
+        const THREADS: usize = 256;
+        let geometry =
+            Geometry { grid: [BLOCKS as u32, 1, 1], block: [THREADS as u32, 1, 1], shared: 1024 };
+        let wrong = AtomicU32::new(0);
+        let sums: Vec<AtomicU32> = (0..BLOCKS).map(|_| AtomicU32::new(0)).collect();
+        let body = || {
+            let (t, b) = (crate::gpu::thread_idx_x(), crate::gpu::block_idx_x());
+            let memory = crate::gpu::shared::<u32>();
+            if memory.read(t) != 0 {
+                wrong.fetch_add(1, Ordering::Relaxed);
+            }
+            memory.write(t, (b * 1000 + t) as u32);
+            crate::gpu::sync_threads();
+            // Thread t reads its neighbour's value: written before the barrier.
+            let next = (t + 1) % THREADS;
+            let theirs = memory.read(next);
+            if theirs != (b * 1000 + next) as u32 {
+                wrong.fetch_add(1, Ordering::Relaxed);
+            }
+            sums[b].fetch_add(theirs, Ordering::Relaxed);
+        };
+        run_grid(crate::geometry::geometry_slot(&geometry) as u64, body);
+        assert_eq!(wrong.load(Ordering::Relaxed), 0);
+        for (b, sum) in sums.iter().enumerate() {
+            let expected = b * 1000 * THREADS + THREADS * (THREADS - 1) / 2;
+            assert_eq!(sum.load(Ordering::Relaxed), expected as u32, "block {b}");
+        }
+    }
 }

@@ -1,12 +1,13 @@
 //! Shared memory and barriers: block sums by halves and blocks reversed in place, each through
 //! the block's shared memory with `sync_threads` between its steps, in the host-offload image
-//! (a block's threads at once) as on a GPU; the memory's length as a kernel sees it; more than
-//! any GPU has refused. Under `OFFLOAD_LAUNCH=runtime` on a GPU (libomptarget 19's launch has
+//! (a block's threads at once; its blocks on three system threads with OFFLOAD_HOST_THREADS=3)
+//! as on a GPU; the memory's length as a kernel sees it; more than any GPU has refused. Under `OFFLOAD_LAUNCH=runtime` on a GPU (libomptarget 19's launch has
 //! no shared memory) each is refused, which the program checks, computing on the host then.
 //! A histogram counted per block with atomic additions in shared memory; threads that return
 //! before a barrier, which the others do not wait for. Copies: 2 in and 1 out, 1 in and 1 out,
 //! 2 in and 1 out, 1 in and 1 out, 1 in and 1 out.
 //@ run: 8 => h2d=7 d2h=5
+//@ run: 8 => h2d=7 d2h=5 env=OFFLOAD_HOST_THREADS=3
 //@ run: 8 => h2d=7 d2h=5 env=OFFLOAD_LAUNCH=runtime
 
 #[allow(dead_code)]
