@@ -12,10 +12,13 @@ pub mod math;
 #[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]
 pub mod mem;
+pub mod warp;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use block_shared::imp as shared_imp;
 pub use block_shared::{Shared, shared};
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) use warp::imp as warp_imp;
 
 #[cfg(target_arch = "nvptx64")]
 mod imp {
@@ -106,10 +109,19 @@ pub(crate) mod imp {
     axis!(1, _thread_idx_y, _block_idx_y, _block_dim_y, _grid_dim_y);
     axis!(2, _thread_idx_z, _block_idx_z, _block_dim_z, _grid_dim_z);
 
+    /// Where an emulated thread of a block whose threads run at once waits for the others.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum Wait {
+        /// `sync_threads`: for every thread of the block that has not returned.
+        Block,
+        /// A warp operation: for every thread of its warp that has not returned.
+        Warp,
+    }
+
     /// The suspension point of the emulated thread running now, where its block's threads run
     /// at once (a launch with shared memory: each is a coroutine on the system thread that
     /// runs the block, see `run_grid`).
-    pub(crate) type Yielder = corosensei::Yielder<(), ()>;
+    pub(crate) type Yielder = corosensei::Yielder<(), Wait>;
 
     thread_local! {
         /// The running emulated thread's [`Yielder`]; null where a block's threads run one
@@ -124,12 +136,24 @@ pub(crate) mod imp {
         YIELDER.with(|y| y.set(yielder));
     }
 
-    /// The barrier: the thread suspends, and `run_grid` resumes the block's threads once every
-    /// one that has not exited is suspended, as PTX's `bar.sync` waits for the threads that
-    /// have not exited.
-    pub(super) fn sync_threads() {
+    /// Suspends the running emulated thread until `run_grid` resumes it: when every thread it
+    /// waits for (`wait`) waits too or has returned. `None` where the block's threads run one
+    /// after another.
+    pub(crate) fn wait(wait: Wait) -> Option<()> {
         let yielder = YIELDER.with(Cell::get);
         if yielder.is_null() {
+            return None;
+        }
+        // SAFETY: set by `run_grid` to this thread's yielder, which lives on its stack.
+        unsafe { &*yielder }.suspend(wait);
+        // The threads that ran meanwhile set their own: this one is running again.
+        set_yielder(yielder);
+        Some(())
+    }
+
+    /// The barrier: as PTX's `bar.sync`, it waits for the threads that have not exited.
+    pub(super) fn sync_threads() {
+        if wait(Wait::Block).is_none() {
             // The threads of this block run one after another, so a barrier between them
             // cannot be honoured: refuse rather than compute a wrong answer.
             panic!(
@@ -138,10 +162,6 @@ pub(crate) mod imp {
                  (launch!(k, grid, block, shared = BYTES, ...)); here they run one after another"
             );
         }
-        // SAFETY: set by `run_grid` to this thread's yielder, which lives on its stack.
-        unsafe { &*yielder }.suspend(());
-        // The threads that ran meanwhile set their own: this one is running again.
-        set_yielder(yielder);
     }
 }
 

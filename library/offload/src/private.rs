@@ -180,9 +180,9 @@ unsafe fn elements<T>(address: *mut u8, len: u64) -> NonNull<T> {
 ///
 /// A block's threads run one after another, or, in a launch with shared memory, at once: each
 /// a coroutine on the system thread that runs the block, with the block's memory, so that
-/// `sync_threads` holds (see [`run_block_at_once`]). Blocks are independent, as on a GPU: a
-/// grid of enough work runs them on all the machine's cores (`OFFLOAD_HOST_THREADS`, see
-/// [`host_workers`]).
+/// `sync_threads` and the warp operations hold (see `run_block_at_once`). Blocks are
+/// independent, as on a GPU: a grid of enough work runs them on all the machine's cores
+/// (`OFFLOAD_HOST_THREADS`, see `host_workers`).
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn run_grid(geometry: u64, body: impl Fn()) {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -234,17 +234,19 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
         if shared == 0 {
             blocks_taken().take_while(|&i| i < blocks).for_each(one_after_another);
         } else {
-            // The block's memory, zeroed for every block, and a stack for each of its threads.
+            // The block's memory, zeroed for every block, its warps' exchanges, and a stack
+            // for each of its threads.
             let mut memory = vec![0u128; (shared as usize).div_ceil(16)];
             let bytes = memory.len() * 16;
             let base = memory.as_mut_ptr().cast::<u8>();
             crate::gpu::shared_imp::set(base, shared as usize);
+            let mut warps = vec![Warp::default(); members.div_ceil(WARP_SIZE)];
             let mut stacks = Stacks::take(members);
             for i in blocks_taken().take_while(|&i| i < blocks) {
                 // SAFETY: no thread of another block runs: the memory is `bytes` long.
                 unsafe { core::ptr::write_bytes(base, 0, bytes) };
                 crate::gpu::imp::set([[0; 3], block_at(i), block, grid]);
-                run_block_at_once(&mut stacks, threads(), || body.run());
+                run_block_at_once(&mut stacks, &mut warps, threads(), || body.run());
             }
             crate::gpu::shared_imp::set(core::ptr::null_mut(), 0);
             drop(memory);
@@ -261,6 +263,13 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
     }
     crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
 }
+
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::gpu::imp::Wait;
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::gpu::warp::WARP_SIZE;
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::gpu::warp_imp::Warp;
 
 /// Bytes of stack of an emulated thread that runs as a coroutine: reserved, and backed by
 /// memory as it is touched (the system threads that ran them before had as much).
@@ -310,45 +319,102 @@ impl Drop for Stacks {
 }
 
 /// Runs one block whose threads must run at once (a launch with shared memory, where a
-/// thread may wait for the others in `sync_threads`): each thread is a coroutine on this
-/// system thread. They are resumed in turn, in CUDA's order of threads; each runs until it
-/// reaches a barrier (and suspends) or ends. Once every thread has, those at the barrier are
-/// resumed again: as PTX's `bar.sync`, a barrier waits for the threads that have not exited,
-/// so a thread that returns early does not hold the others. `body` runs each thread, with the
-/// index of the block set and the thread's own set before each resume.
+/// thread may wait for the others in `sync_threads` or a warp operation): each thread is a
+/// coroutine on this system thread, with the index of the block set and its own set before
+/// each resume.
+///
+/// The threads are resumed in turn, in CUDA's order; each runs until it waits ([`Wait`]) or
+/// ends. Then those that can go on are let go: the threads at `sync_threads` once every thread
+/// of the block that has not ended is there (as PTX's `bar.sync`, a thread that returned early
+/// does not hold the others), and the threads of a warp at a warp operation once every thread
+/// of that warp that has not ended is at it. Threads that wait where nothing can let them go
+/// (some of a warp at a warp operation while others are at `sync_threads`, which a GPU would
+/// not finish either) end the launch with a panic naming them.
 #[cfg(not(target_arch = "nvptx64"))]
 fn run_block_at_once(
     stacks: &mut Stacks,
+    warps: &mut [Warp],
     threads: impl Iterator<Item = [usize; 3]>,
     body: impl Fn(),
 ) {
-    use corosensei::Coroutine;
+    use corosensei::{Coroutine, CoroutineResult};
 
-    type Thread = Coroutine<(), (), (), corosensei::stack::DefaultStack>;
+    type Thread = Coroutine<(), Wait, (), corosensei::stack::DefaultStack>;
+    /// A thread of the block: its index, its warp, where it waits (`None`: it may run).
+    struct Member {
+        index: [usize; 3],
+        warp: usize,
+        waits: Option<Wait>,
+        thread: Thread,
+    }
+
+    warps.fill(Warp::default());
+    crate::gpu::warp_imp::set_warps(warps.as_mut_ptr(), warps.len());
     let body = &body;
-    let mut running: Vec<([usize; 3], Thread)> = threads
+    let mut running: Vec<Member> = threads
         .zip(stacks.0.drain(..))
-        .map(|(index, stack)| {
+        .enumerate()
+        .map(|(linear, (index, stack))| {
             let start = move |yielder: &crate::gpu::imp::Yielder, ()| {
                 crate::gpu::imp::set_yielder(yielder);
                 body();
             };
             // SAFETY: what `start` borrows (`body`) outlives every coroutine: they are driven
             // to their end below, or dropped (unwound) before this function returns.
-            (index, unsafe { Coroutine::with_stack_unchecked(stack, start) })
+            let thread = unsafe { Coroutine::with_stack_unchecked(stack, start) };
+            Member { index, warp: linear / WARP_SIZE, waits: None, thread }
         })
         .collect();
     let mut ended = Vec::with_capacity(running.len());
     while !running.is_empty() {
-        for (index, thread) in &mut running {
-            crate::gpu::imp::set_thread(*index);
-            // Runs until the thread's next barrier, or its end.
-            let _ = thread.resume(());
+        for member in running.iter_mut().filter(|m| m.waits.is_none()) {
+            crate::gpu::imp::set_thread(member.index);
+            let result = member.thread.resume(());
             crate::gpu::imp::set_yielder(core::ptr::null());
+            if let CoroutineResult::Yield(wait) = result {
+                member.waits = Some(wait);
+            }
         }
-        // Those that ended are out of the next turn, and their stacks kept for the next block.
-        ended.extend(running.extract_if(.., |(_, thread)| thread.done()).map(|(_, t)| t));
+        // Those that ended are out, and their stacks kept for the next block.
+        ended.extend(running.extract_if(.., |m| m.thread.done()).map(|m| m.thread));
+        // Who may go on: a warp all at a warp operation, or the block all at its barrier.
+        // (threads that have not ended, those at a warp operation) of each warp. The lanes of
+        // a warp let go together are at the same operation: each was let go from the one
+        // before with the others, and a lane that waits at sync_threads holds its warp.
+        let mut warp_waits = vec![(0usize, 0usize); warps.len()];
+        for m in &running {
+            warp_waits[m.warp].0 += 1;
+            warp_waits[m.warp].1 += usize::from(m.waits == Some(Wait::Warp));
+        }
+        let block_ready = running.iter().all(|m| m.waits == Some(Wait::Block));
+        let mut released = false;
+        for m in &mut running {
+            let (members, waiting) = warp_waits[m.warp];
+            let go = match m.waits {
+                Some(Wait::Block) => block_ready,
+                Some(Wait::Warp) => waiting == members,
+                None => false,
+            };
+            if go {
+                m.waits = None;
+                released = true;
+            }
+        }
+        if !released && !running.is_empty() {
+            let at = |wait: Wait| {
+                let waiting = running.iter().filter(|m| m.waits == Some(wait));
+                waiting.map(|m| format!("{:?}", m.index)).collect::<Vec<_>>().join(" ")
+            };
+            panic!(
+                "offload: in the host-offload image the threads of a block wait where none can \
+                 go on: at sync_threads {}; at a warp operation {} (every thread of a warp must \
+                 reach each warp operation, and every thread of a block each sync_threads)",
+                at(Wait::Block),
+                at(Wait::Warp)
+            );
+        }
     }
+    crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
     stacks.0.extend(ended.into_iter().map(Thread::into_stack));
 }
 
@@ -396,7 +462,7 @@ mod tests {
         let log = RefCell::new(Vec::new());
         let mut stacks = Stacks::take(6);
         crate::gpu::imp::set([[0; 3], [0; 3], [6, 1, 1], [1; 3]]);
-        run_block_at_once(&mut stacks, (0..6).map(|x| [x, 0, 0]), || {
+        run_block_at_once(&mut stacks, &mut [Warp::default()], (0..6).map(|x| [x, 0, 0]), || {
             let t = crate::gpu::thread_idx_x();
             for phase in 0..t {
                 log.borrow_mut().push((phase, t));
@@ -451,5 +517,120 @@ mod tests {
             let expected = b * 1000 * THREADS + THREADS * (THREADS - 1) / 2;
             assert_eq!(sum.load(Ordering::Relaxed), expected as u32, "block {b}");
         }
+    }
+
+    /// Runs a block of `threads` threads (along x) at once, `body` per thread; returns the
+    /// panic's message, if one ended it.
+    fn block_at_once(threads: usize, body: impl Fn()) -> Option<String> {
+        let mut stacks = Stacks::take(threads);
+        let mut warps = vec![Warp::default(); threads.div_ceil(WARP_SIZE)];
+        crate::gpu::imp::set([[0; 3], [0; 3], [threads, 1, 1], [1; 3]]);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_block_at_once(&mut stacks, &mut warps, (0..threads).map(|x| [x, 0, 0]), body)
+        }));
+        crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
+        crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
+        result.err().map(|e| {
+            e.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        })
+    }
+
+    /// Shuffles and votes over two warps of a block, the last lane of the second returning
+    /// before them: it is out of the votes, and a shuffle from it gives the caller's own value.
+    #[test]
+    fn warp_operations_exchange_within_each_warp() {
+        use crate::gpu::warp;
+        let out = RefCell::new(vec![[0i64; 8]; 64]);
+        let message = block_at_once(64, || {
+            let t = crate::gpu::thread_idx_x();
+            if t == 63 {
+                return;
+            }
+            let lane = warp::lane_id();
+            assert_eq!(lane, t % 32);
+            let mut sum = t as i64;
+            for offset in [16, 8, 4, 2, 1] {
+                sum += warp::shuffle_down(sum, offset);
+            }
+            let mut all = t as u32;
+            for mask in [16, 8, 4, 2, 1] {
+                all = all.max(warp::shuffle_xor(all, mask));
+            }
+            let row = [
+                sum,
+                all as i64,
+                warp::shuffle(t as f64 * 0.5, 3) as i64,
+                warp::shuffle_up(t as i32, 1) as i64,
+                warp::ballot(t.is_multiple_of(2)) as i64,
+                warp::any(t == 5) as i64,
+                warp::all(t < 63) as i64,
+                warp::shuffle_down(t as u32, 1) as i64,
+            ];
+            out.borrow_mut()[t] = row;
+        });
+        assert_eq!(message, None);
+        let out = out.into_inner();
+        // The shuffle_down sum in lane 0, modelled: past lane 31, or from a lane that has
+        // returned, a lane adds its own value.
+        let tree = |present: usize, base: i64| {
+            let mut sums: Vec<i64> = (0..32).map(|l| base + l).collect();
+            for offset in [16, 8, 4, 2, 1] {
+                let before = sums.clone();
+                for (l, sum) in sums.iter_mut().enumerate() {
+                    let source = l + offset;
+                    *sum += if source < present { before[source] } else { before[l] };
+                }
+            }
+            sums[0]
+        };
+        assert_eq!(out[0][0], tree(32, 0));
+        assert_eq!(out[0][0], (0..32).sum::<i64>());
+        assert_eq!(out[32][0], tree(31, 32), "lane 31 of warp 1 has returned");
+        for (t, row) in out.iter().enumerate().take(63) {
+            let warp = t / 32;
+            assert_eq!(row[1], if warp == 0 { 31 } else { 62 }, "butterfly max, thread {t}");
+            assert_eq!(row[2], (warp * 32 + 3) as i64 / 2, "broadcast of lane 3, thread {t}");
+            assert_eq!(row[3], if t % 32 == 0 { t } else { t - 1 } as i64, "up, thread {t}");
+            // The even lanes (lane 31 of warp 1, which has returned, is odd).
+            assert_eq!(row[4], 0x5555_5555, "ballot, thread {t}");
+            assert_eq!(row[5], (warp == 0) as i64, "any, thread {t}");
+            assert_eq!(row[6], 1, "all of those that vote, thread {t}");
+            let down = if t % 32 == 31 || t == 62 { t } else { t + 1 };
+            assert_eq!(row[7], down as i64, "down by one, thread {t}");
+        }
+    }
+
+    /// What a GPU would not finish either ends the launch with a panic naming the threads.
+    #[test]
+    fn warps_that_wait_where_none_can_go_on_are_named() {
+        use crate::gpu::warp;
+        let crossed = block_at_once(64, || {
+            if crate::gpu::thread_idx_x() < 32 {
+                warp::any(true);
+            }
+            crate::gpu::sync_threads();
+            warp::any(true);
+        });
+        assert_eq!(crossed, None, "warp 0's vote, then the barrier: both finish");
+        let stuck = block_at_once(64, || {
+            if crate::gpu::thread_idx_x().is_multiple_of(32) {
+                crate::gpu::sync_threads();
+            }
+            warp::any(true);
+        })
+        .unwrap();
+        assert!(stuck.contains("wait where none can go on"), "{stuck}");
+        assert!(stuck.contains("at sync_threads [0, 0, 0] [32, 0, 0]"), "{stuck}");
+    }
+
+    /// Outside a block whose threads run at once, a warp operation refuses.
+    #[test]
+    fn warp_operations_need_the_threads_at_once() {
+        let refused = std::panic::catch_unwind(|| crate::gpu::warp::ballot(true)).unwrap_err();
+        let message = refused.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(message.contains("warp operations in the host-offload image need"), "{message}");
     }
 }

@@ -1,0 +1,312 @@
+//! Operations across the 32 threads of a warp: shuffles, which read a value another thread of
+//! the warp holds, and votes, as CUDA's `__shfl_sync`, `__shfl_up_sync`, `__shfl_down_sync`,
+//! `__shfl_xor_sync`, `__all_sync`, `__any_sync` and `__ballot_sync` with the full mask.
+//!
+//! A warp is 32 threads of a block with consecutive linear indices (x fastest, then y, then
+//! z), lane 0 to 31. Every thread of the warp takes part in each operation: all 32 reach it,
+//! so a block's size is a multiple of 32 and no thread of a warp has returned before one (a
+//! GPU may hang or give anything otherwise). A sum over a warp:
+//!
+//! ```text
+//! let mut sum = value;
+//! for offset in [16, 8, 4, 2, 1] {
+//!     sum += offload::gpu::warp::shuffle_down(sum, offset);
+//! }
+//! // lane 0 holds the warp's sum
+//! ```
+//!
+//! On a GPU these are PTX's `shfl.sync` and `vote.sync`. In the host-offload image they need
+//! the block's threads to run at once, as `sync_threads` does: in a launch with shared memory
+//! (`launch!(k, grid, block, shared = BYTES, ...)`), each thread waits there for the other
+//! threads of its warp that have not returned; elsewhere they panic. A shuffle from a thread
+//! that has returned gives the caller's own value there, and a vote counts the threads that
+//! have not.
+
+/// Threads in a warp.
+pub const WARP_SIZE: usize = 32;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// What a shuffle moves: `u32`, `i32`, `f32`, `u64`, `i64`, `f64` (64-bit values as two
+/// 32-bit shuffles on a GPU).
+pub trait WarpValue: Copy + sealed::Sealed {
+    #[doc(hidden)]
+    fn __to_bits(self) -> u64;
+    #[doc(hidden)]
+    fn __from_bits(bits: u64) -> Self;
+    #[doc(hidden)]
+    const __WIDE: bool;
+}
+
+macro_rules! warp_value {
+    ($($t:ty => $bits:ty, $wide:literal;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl WarpValue for $t {
+            #[inline(always)]
+            fn __to_bits(self) -> u64 {
+                <$bits>::from_ne_bytes(self.to_ne_bytes()) as u64
+            }
+            #[inline(always)]
+            fn __from_bits(bits: u64) -> Self {
+                <$t>::from_ne_bytes((bits as $bits).to_ne_bytes())
+            }
+            const __WIDE: bool = $wide;
+        }
+    )*};
+}
+warp_value! {
+    u32 => u32, false;
+    i32 => u32, false;
+    f32 => u32, false;
+    u64 => u64, true;
+    i64 => u64, true;
+    f64 => u64, true;
+}
+
+/// How a shuffle picks the lane it reads.
+#[derive(Clone, Copy)]
+pub(crate) enum Mode {
+    /// Lane `n % 32`.
+    Index,
+    /// Lane `lane + n`; past lane 31 the caller's own value.
+    Down,
+    /// Lane `lane - n`; before lane 0 the caller's own value.
+    Up,
+    /// Lane `lane ^ n`.
+    Xor,
+}
+
+impl Mode {
+    /// The lane that `lane` reads, or `None` for its own value.
+    #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
+    pub(crate) fn source(self, lane: usize, n: usize) -> Option<usize> {
+        match self {
+            Mode::Index => Some(n % WARP_SIZE),
+            Mode::Down => lane.checked_add(n).filter(|&s| s < WARP_SIZE),
+            Mode::Up => lane.checked_sub(n),
+            Mode::Xor => Some((lane ^ n) % WARP_SIZE),
+        }
+    }
+}
+
+/// The caller's lane in its warp, 0 to 31.
+#[inline(always)]
+pub fn lane_id() -> usize {
+    imp::lane_id()
+}
+
+/// The value `value` of lane `lane % 32` of the warp (`__shfl_sync`).
+#[inline(always)]
+pub fn shuffle<T: WarpValue>(value: T, lane: usize) -> T {
+    imp::shuffle(Mode::Index, value, lane)
+}
+
+/// The value of lane `lane_id() + delta`, or the caller's own where that is past lane 31
+/// (`__shfl_down_sync`).
+#[inline(always)]
+pub fn shuffle_down<T: WarpValue>(value: T, delta: usize) -> T {
+    imp::shuffle(Mode::Down, value, delta)
+}
+
+/// The value of lane `lane_id() - delta`, or the caller's own where that is before lane 0
+/// (`__shfl_up_sync`).
+#[inline(always)]
+pub fn shuffle_up<T: WarpValue>(value: T, delta: usize) -> T {
+    imp::shuffle(Mode::Up, value, delta)
+}
+
+/// The value of lane `lane_id() ^ mask` (`__shfl_xor_sync`): a butterfly, every lane ending
+/// with the same result of a reduction.
+#[inline(always)]
+pub fn shuffle_xor<T: WarpValue>(value: T, mask: usize) -> T {
+    imp::shuffle(Mode::Xor, value, mask % WARP_SIZE)
+}
+
+/// Whether `predicate` holds in every lane of the warp (`__all_sync`).
+#[inline(always)]
+pub fn all(predicate: bool) -> bool {
+    let (lanes, voters) = imp::vote(predicate);
+    lanes == voters
+}
+
+/// Whether `predicate` holds in some lane of the warp (`__any_sync`).
+#[inline(always)]
+pub fn any(predicate: bool) -> bool {
+    imp::vote(predicate).0 != 0
+}
+
+/// The lanes where `predicate` holds, lane `n` as bit `n` (`__ballot_sync`).
+#[inline(always)]
+pub fn ballot(predicate: bool) -> u32 {
+    imp::vote(predicate).0
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod imp {
+    use super::{Mode, WarpValue};
+
+    #[inline(always)]
+    pub(super) fn lane_id() -> usize {
+        let lane: u32;
+        // SAFETY: reads a special register.
+        unsafe {
+            core::arch::asm!("mov.u32 {l}, %laneid;", l = out(reg32) lane, options(pure, nomem, nostack))
+        };
+        lane as usize
+    }
+
+    /// One 32-bit `shfl.sync` with the full mask. Its `c` operand is 31 (clamp at the warp's
+    /// last lane, one segment of 32) but for `up`, whose clamp is lane 0.
+    #[inline(always)]
+    fn shuffle32(mode: Mode, value: u32, n: u32) -> u32 {
+        let out: u32;
+        // SAFETY: a warp-wide register exchange; every lane of the warp executes it (the
+        // caller's contract, as CUDA's).
+        unsafe {
+            match mode {
+                Mode::Index => core::arch::asm!(
+                    "shfl.sync.idx.b32 {o}, {v}, {n}, 31, 0xffffffff;",
+                    o = out(reg32) out, v = in(reg32) value, n = in(reg32) n, options(nostack)
+                ),
+                Mode::Down => core::arch::asm!(
+                    "shfl.sync.down.b32 {o}, {v}, {n}, 31, 0xffffffff;",
+                    o = out(reg32) out, v = in(reg32) value, n = in(reg32) n, options(nostack)
+                ),
+                Mode::Up => core::arch::asm!(
+                    "shfl.sync.up.b32 {o}, {v}, {n}, 0, 0xffffffff;",
+                    o = out(reg32) out, v = in(reg32) value, n = in(reg32) n, options(nostack)
+                ),
+                Mode::Xor => core::arch::asm!(
+                    "shfl.sync.bfly.b32 {o}, {v}, {n}, 31, 0xffffffff;",
+                    o = out(reg32) out, v = in(reg32) value, n = in(reg32) n, options(nostack)
+                ),
+            }
+        }
+        out
+    }
+
+    #[inline(always)]
+    pub(super) fn shuffle<T: WarpValue>(mode: Mode, value: T, n: usize) -> T {
+        // Past 32 a lane offset reads no lane: clamped as the hardware reads 5 bits.
+        let n = n.min(u32::MAX as usize) as u32;
+        let bits = value.__to_bits();
+        let low = shuffle32(mode, bits as u32, n) as u64;
+        let high =
+            if T::__WIDE { (shuffle32(mode, (bits >> 32) as u32, n) as u64) << 32 } else { 0 };
+        T::__from_bits(high | low)
+    }
+
+    /// The lanes where `predicate` holds, and those that voted: all 32 (the full mask).
+    #[inline(always)]
+    pub(super) fn vote(predicate: bool) -> (u32, u32) {
+        let lanes: u32;
+        // SAFETY: a warp-wide vote; every lane of the warp executes it (the caller's contract).
+        unsafe {
+            core::arch::asm!(
+                "{{",
+                ".reg .pred p;",
+                "setp.ne.u32 p, {v}, 0;",
+                "vote.sync.ballot.b32 {o}, p, 0xffffffff;",
+                "}}",
+                o = out(reg32) lanes,
+                v = in(reg32) predicate as u32,
+                options(nostack)
+            )
+        };
+        (lanes, u32::MAX)
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) mod imp {
+    use std::cell::Cell;
+
+    use super::{Mode, WARP_SIZE, WarpValue};
+
+    /// One warp's exchange in the host-offload image: what each lane put in for its last
+    /// operations, two of them, by the parity of the operation's number (a lane that has read
+    /// operation `k` may already put in `k + 1` while another has yet to read `k`; none can
+    /// put in `k + 2` before every lane has reached `k + 1`, and so read `k`).
+    #[derive(Clone, Copy, Default)]
+    pub(crate) struct Warp {
+        /// The number of each lane's next operation.
+        pub(crate) next: [u64; WARP_SIZE],
+        /// `(value, operation number + 1)` by parity and lane (0: never put in).
+        slots: [[(u64, u64); WARP_SIZE]; 2],
+    }
+
+    thread_local! {
+        /// The warps of the block that runs on this system thread, where its threads run at
+        /// once (null elsewhere); `run_grid` sets it per block.
+        static WARPS: Cell<(*mut Warp, usize)> = const { Cell::new((core::ptr::null_mut(), 0)) };
+    }
+
+    /// Sets the warps of the block that runs on this system thread (null: none), which must
+    /// stay valid while they are set.
+    pub(crate) fn set_warps(warps: *mut Warp, len: usize) {
+        WARPS.with(|w| w.set((warps, len)));
+    }
+
+    /// The caller's index in its block, x fastest.
+    fn linear_thread() -> usize {
+        use crate::gpu::{block_dim_x, block_dim_y, thread_idx_x, thread_idx_y, thread_idx_z};
+        thread_idx_x() + block_dim_x() * (thread_idx_y() + block_dim_y() * thread_idx_z())
+    }
+
+    pub(super) fn lane_id() -> usize {
+        linear_thread() % WARP_SIZE
+    }
+
+    /// Puts `bits` in for the caller's next operation, waits for the other lanes of its warp
+    /// that have not returned, and gives what `read` makes of the operation's slots.
+    fn exchange<R>(bits: u64, read: impl FnOnce(&[(u64, u64); WARP_SIZE], u64, usize) -> R) -> R {
+        let (warps, len) = WARPS.with(Cell::get);
+        let thread = linear_thread();
+        if warps.is_null() || thread / WARP_SIZE >= len {
+            panic!(
+                "offload::gpu::warp operations in the host-offload image need the block's \
+                 threads to run at once, which they do in a launch with shared memory \
+                 (launch!(k, grid, block, shared = BYTES, ...)); here they run one after another"
+            );
+        }
+        let lane = thread % WARP_SIZE;
+        // SAFETY: `run_grid` points `warps` at `len` warps of this block, which only the
+        // threads of the block touch, and those run one at a time on this system thread; no
+        // reference into them lives across the wait below.
+        let op = unsafe {
+            let warp = &mut *warps.add(thread / WARP_SIZE);
+            let op = warp.next[lane];
+            warp.next[lane] = op + 1;
+            warp.slots[(op % 2) as usize][lane] = (bits, op + 1);
+            op
+        };
+        let waited = crate::gpu::imp::wait(crate::gpu::imp::Wait::Warp);
+        debug_assert!(waited.is_some(), "a block's warps are set where its threads run at once");
+        // SAFETY: as above; `run_grid` has not moved the warps while the block runs.
+        let warp = unsafe { &*warps.add(thread / WARP_SIZE) };
+        read(&warp.slots[(op % 2) as usize], op + 1, lane)
+    }
+
+    pub(super) fn shuffle<T: WarpValue>(mode: Mode, value: T, n: usize) -> T {
+        exchange(value.__to_bits(), |slots, op, lane| {
+            match mode.source(lane, n).map(|source| slots[source]) {
+                Some((bits, put)) if put == op => T::__from_bits(bits),
+                // No such lane, or one that has returned: the caller's own value.
+                _ => value,
+            }
+        })
+    }
+
+    /// The lanes where `predicate` holds, and those that voted (the lanes of the warp that
+    /// have not returned).
+    pub(super) fn vote(predicate: bool) -> (u32, u32) {
+        exchange(predicate as u64, |slots, op, _| {
+            let lanes = |keep: &dyn Fn(&(u64, u64)) -> bool| {
+                (0..WARP_SIZE).filter(|&l| keep(&slots[l])).fold(0u32, |m, l| m | 1 << l)
+            };
+            (lanes(&|s| *s == (1, op)), lanes(&|s| s.1 == op))
+        })
+    }
+}
