@@ -162,26 +162,26 @@ mod imp {
     #[inline(always)]
     fn shuffle32(mode: Mode, value: u32, n: u32) -> u32 {
         let out: u32;
+        /// `shfl.sync.<mode>.b32` with clamp `c` and the full mask.
+        macro_rules! shfl {
+            ($mode:literal, $c:literal) => {
+                core::arch::asm!(
+                    concat!("shfl.sync.", $mode, ".b32 {o}, {v}, {n}, ", $c, ", 0xffffffff;"),
+                    o = out(reg32) out,
+                    v = in(reg32) value,
+                    n = in(reg32) n,
+                    options(nostack)
+                )
+            };
+        }
         // SAFETY: a warp-wide register exchange; every lane of the warp executes it (the
         // caller's contract, as CUDA's).
         unsafe {
             match mode {
-                Mode::Index => core::arch::asm!(
-                    "shfl.sync.idx.b32 {o}, {v}, {n}, 31, 0xffffffff;",
-                    o = out(reg32) out, v = in(reg32) value, n = in(reg32) n, options(nostack)
-                ),
-                Mode::Down => core::arch::asm!(
-                    "shfl.sync.down.b32 {o}, {v}, {n}, 31, 0xffffffff;",
-                    o = out(reg32) out, v = in(reg32) value, n = in(reg32) n, options(nostack)
-                ),
-                Mode::Up => core::arch::asm!(
-                    "shfl.sync.up.b32 {o}, {v}, {n}, 0, 0xffffffff;",
-                    o = out(reg32) out, v = in(reg32) value, n = in(reg32) n, options(nostack)
-                ),
-                Mode::Xor => core::arch::asm!(
-                    "shfl.sync.bfly.b32 {o}, {v}, {n}, 31, 0xffffffff;",
-                    o = out(reg32) out, v = in(reg32) value, n = in(reg32) n, options(nostack)
-                ),
+                Mode::Index => shfl!("idx", "31"),
+                Mode::Down => shfl!("down", "31"),
+                Mode::Up => shfl!("up", "0"),
+                Mode::Xor => shfl!("bfly", "31"),
             }
         }
         out
