@@ -1,14 +1,23 @@
-//! The reduction kernel: a block's sum in its shared memory, then one atomic addition per block.
+//! The reduction kernel: a block's sum by warp shuffles, then one atomic addition per block.
 
-use offload::gpu::{atomic, block_dim_x, global_id_x, shared, sync_threads, thread_idx_x};
+use offload::gpu::{atomic, block_dim_x, global_id_x, shared, sync_threads, thread_idx_x, warp};
 
-/// Adds every value into `total`. Each block sums its part by halves in shared memory (launched
-/// with `shared = block * 8` bytes, a power-of-two block), a barrier between the steps; its
-/// first thread then adds the block's sum into `total` atomically.
+/// The sum of `value` over the caller's warp, complete in lane 0: five shuffles down.
+fn warp_sum(mut value: f64) -> f64 {
+    for offset in [16, 8, 4, 2, 1] {
+        value += warp::shuffle_down(value, offset);
+    }
+    value
+}
+
+/// Adds every value into `total`. Each warp of a block sums its threads' shares by shuffles
+/// and puts its sum in the block's shared memory (launched with `shared = (block / 32) * 8`
+/// bytes, a block of whole warps); after a barrier the first warp sums those, and its first
+/// thread adds the block's sum into `total` atomically.
 #[offload::kernel]
 pub fn sum(values: &[f64], total: &mut f64) {
-    let partial = shared::<f64>();
-    let t = thread_idx_x();
+    let warp_sums = shared::<f64>();
+    let (t, lane) = (thread_idx_x(), warp::lane_id());
     // A grid-stride loop: each thread first adds up its share of the values.
     let (mut i, mut mine) = (global_id_x(), 0.0);
     let stride = offload::gpu::global_size_x();
@@ -16,16 +25,16 @@ pub fn sum(values: &[f64], total: &mut f64) {
         mine += values[i];
         i += stride;
     }
-    partial.write(t, mine);
-    let mut half = block_dim_x() / 2;
-    while half > 0 {
-        sync_threads();
-        if t < half {
-            partial.write(t, partial.read(t) + partial.read(t + half));
-        }
-        half /= 2;
+    let mine = warp_sum(mine);
+    if lane == 0 {
+        warp_sums.write(t / warp::WARP_SIZE, mine);
     }
-    if t == 0 {
-        atomic::fetch_add(total, partial.read(0));
+    sync_threads();
+    if t < warp::WARP_SIZE {
+        let warps = block_dim_x() / warp::WARP_SIZE;
+        let block = warp_sum(if t < warps { warp_sums.read(t) } else { 0.0 });
+        if t == 0 {
+            atomic::fetch_add(total, block);
+        }
     }
 }

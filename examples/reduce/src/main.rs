@@ -1,6 +1,6 @@
-//! A sum over preloaded data: the values copied in once, each block summing its part in shared
-//! memory and adding it atomically into the total; checked against the CPU's sum (exact: the
-//! values are multiples of 0.25).
+//! A sum over preloaded data: the values copied in once, each block summing its part by warp
+//! shuffles and shared memory and adding it atomically into the total; checked against the
+//! CPU's sum (exact: the values are multiples of 0.25).
 //!
 //! `reduce [N] [BLOCKS]`
 //@ run: 100000 => h2d=2 d2h=1
@@ -30,7 +30,7 @@ fn main() -> Result<(), offload::Error> {
             kernels::sum,
             blocks,
             threads,
-            shared = threads * 8,
+            shared = threads / 32 * 8,
             (&values, &mut total)
         )?;
     }
