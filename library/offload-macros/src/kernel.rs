@@ -289,7 +289,11 @@ fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
         #[doc(hidden)]
         #[unsafe(export_name = #symbol)]
         pub unsafe extern "C" fn #entry(_dyn_ptr: *mut u8, geometry: u64, #(#slots: #slot_types),*) {
-            ::offload::__private::run_grid(geometry, || unsafe { #name(#(#args),*) })
+            let body = || unsafe { #name(#(#args),*) };
+            // SAFETY: the host plugin calls the entry within the launch, with its geometry
+            // slot; the body rebuilds the arguments from the slots, shared as a GPU's threads
+            // share them.
+            unsafe { ::offload::__private::run_grid(geometry, body) }
         }
     }
 }

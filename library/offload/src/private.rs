@@ -183,14 +183,19 @@ unsafe fn elements<T>(address: *mut u8, len: u64) -> NonNull<T> {
 /// `sync_threads` and the warp operations hold (see `run_block_at_once`). Blocks are
 /// independent, as on a GPU: a grid of enough work runs them on all the machine's cores
 /// (`OFFLOAD_HOST_THREADS`, see `host_workers`).
+///
+/// # Safety
+/// `geometry` must be the launcher's geometry slot (`geometry_slot`), alive for the call, and
+/// `body` must be callable from several system threads at once (the kernel's entry point: it
+/// rebuilds the kernel's arguments from its slots, which the threads share as a GPU's do).
 #[cfg(not(target_arch = "nvptx64"))]
-pub fn run_grid(geometry: u64, body: impl Fn()) {
+pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// The kernel's body, called from several system threads at once: they share its data as
     /// the threads of a GPU do.
     struct Body<'a, F>(&'a F);
-    // SAFETY: see above; the body only rebuilds the kernel's arguments from its slots.
+    // SAFETY: the caller's contract.
     unsafe impl<F> Sync for Body<'_, F> {}
     impl<F: Fn()> Body<'_, F> {
         // A method, so that a closure captures the whole `Body` (not its field).
@@ -200,8 +205,7 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
         }
     }
 
-    // SAFETY: the slot is the launcher's `geometry_slot`, and the host plugin runs the kernel
-    // within the launcher's call.
+    // SAFETY: the caller's contract.
     let Geometry { grid, block, shared } = unsafe { crate::geometry::geometry_in(geometry) };
     let (grid, block) = (grid.map(|d| d as usize), block.map(|d| d as usize));
     let body = Body(&body);
@@ -226,11 +230,23 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
         }
     };
     let members = block.iter().product::<usize>();
-    let workers = host_workers(blocks, blocks * members);
+    let mut workers = host_workers(blocks, blocks * members);
+    if shared != 0 {
+        // Each system thread maps a stack per thread of its block.
+        workers = workers.min((MAX_STACKS / members).max(1));
+    }
     // One system thread's share of the grid: the blocks it takes, in turn.
     let next = AtomicUsize::new(0);
     let blocks_taken = || std::iter::from_fn(|| Some(next.fetch_add(1, Ordering::Relaxed)));
     let worker = || {
+        // However the system thread leaves the grid (a kernel's panic unwinding included), no
+        // pointer to the launch's memory, warps or coroutines stays in its thread-locals.
+        let _reset = OnDrop(|| {
+            crate::gpu::shared_imp::set(core::ptr::null_mut(), 0);
+            crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
+            crate::gpu::imp::set_yielder(core::ptr::null());
+            crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
+        });
         if shared == 0 {
             blocks_taken().take_while(|&i| i < blocks).for_each(one_after_another);
         } else {
@@ -248,7 +264,6 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
                 crate::gpu::imp::set([[0; 3], block_at(i), block, grid]);
                 run_block_at_once(&mut stacks, &mut warps, threads(), || body.run());
             }
-            crate::gpu::shared_imp::set(core::ptr::null_mut(), 0);
             drop(memory);
         }
     };
@@ -261,7 +276,17 @@ pub fn run_grid(geometry: u64, body: impl Fn()) {
             }
         });
     }
-    crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
+}
+
+/// Runs its closure when dropped.
+#[cfg(not(target_arch = "nvptx64"))]
+struct OnDrop<F: FnMut()>(F);
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<F: FnMut()> Drop for OnDrop<F> {
+    fn drop(&mut self) {
+        (self.0)()
+    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -276,9 +301,15 @@ use crate::gpu::warp_imp::Warp;
 #[cfg(not(target_arch = "nvptx64"))]
 const THREAD_STACK: usize = 1 << 20;
 
-/// Stacks kept between launches with shared memory, at most this many (a block's worth).
+/// Stacks kept between launches with shared memory, at most this many.
 #[cfg(not(target_arch = "nvptx64"))]
-const KEPT_STACKS: usize = 1024;
+const KEPT_STACKS: usize = 2048;
+
+/// Stacks a launch with shared memory maps at the most, over its system threads (a block's
+/// threads' each): each stack is two of the process's memory mappings (its guard page), of
+/// which Linux allows 65530 by default.
+#[cfg(not(target_arch = "nvptx64"))]
+const MAX_STACKS: usize = 8192;
 
 /// Stacks for the coroutines of one system thread's blocks, taken from those kept between
 /// launches (mapping a stack is a system call) and given back when dropped.
@@ -350,6 +381,11 @@ fn run_block_at_once(
 
     warps.fill(Warp::default());
     crate::gpu::warp_imp::set_warps(warps.as_mut_ptr(), warps.len());
+    // Cleared however this returns: a thread's panic comes out of its `resume`.
+    let _reset = OnDrop(|| {
+        crate::gpu::imp::set_yielder(core::ptr::null());
+        crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
+    });
     let body = &body;
     let mut running: Vec<Member> = threads
         .zip(stacks.0.drain(..))
@@ -366,6 +402,7 @@ fn run_block_at_once(
         })
         .collect();
     let mut ended = Vec::with_capacity(running.len());
+    let mut warp_waits = vec![(0usize, 0usize); warps.len()];
     while !running.is_empty() {
         for member in running.iter_mut().filter(|m| m.waits.is_none()) {
             crate::gpu::imp::set_thread(member.index);
@@ -381,7 +418,7 @@ fn run_block_at_once(
         // (threads that have not ended, those at a warp operation) of each warp. The lanes of
         // a warp let go together are at the same operation: each was let go from the one
         // before with the others, and a lane that waits at sync_threads holds its warp.
-        let mut warp_waits = vec![(0usize, 0usize); warps.len()];
+        warp_waits.fill((0, 0));
         for m in &running {
             warp_waits[m.warp].0 += 1;
             warp_waits[m.warp].1 += usize::from(m.waits == Some(Wait::Warp));
@@ -401,9 +438,15 @@ fn run_block_at_once(
             }
         }
         if !released && !running.is_empty() {
+            // The first few of the threads that wait at `wait`, and how many more.
             let at = |wait: Wait| {
-                let waiting = running.iter().filter(|m| m.waits == Some(wait));
-                waiting.map(|m| format!("{:?}", m.index)).collect::<Vec<_>>().join(" ")
+                let waiting: Vec<_> = running.iter().filter(|m| m.waits == Some(wait)).collect();
+                let named = waiting.iter().take(8).map(|m| format!("{:?}", m.index));
+                let mut list = named.collect::<Vec<_>>().join(" ");
+                if waiting.len() > 8 {
+                    list += &format!(" and {} more", waiting.len() - 8);
+                }
+                list
             };
             panic!(
                 "offload: in the host-offload image the threads of a block wait where none can \
@@ -414,7 +457,6 @@ fn run_block_at_once(
             );
         }
     }
-    crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
     stacks.0.extend(ended.into_iter().map(Thread::into_stack));
 }
 
@@ -511,7 +553,8 @@ mod tests {
             }
             sums[b].fetch_add(theirs, Ordering::Relaxed);
         };
-        run_grid(crate::geometry::geometry_slot(&geometry) as u64, body);
+        // SAFETY: the slot of a live geometry; the body shares only atomics.
+        unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
         assert_eq!(wrong.load(Ordering::Relaxed), 0);
         for (b, sum) in sums.iter().enumerate() {
             let expected = b * 1000 * THREADS + THREADS * (THREADS - 1) / 2;
@@ -632,5 +675,54 @@ mod tests {
         let refused = std::panic::catch_unwind(|| crate::gpu::warp::ballot(true)).unwrap_err();
         let message = refused.downcast_ref::<&str>().copied().unwrap_or_default();
         assert!(message.contains("warp operations in the host-offload image need"), "{message}");
+    }
+
+    /// A kernel's panic in a block whose threads run at once leaves no pointer behind: a
+    /// barrier or a warp operation after it refuses, as outside any launch.
+    #[test]
+    fn a_panic_in_a_block_at_once_leaves_nothing_behind() {
+        let geometry = Geometry { grid: [2, 1, 1], block: [64, 1, 1], shared: 16 };
+        let panicked = std::panic::catch_unwind(|| {
+            let body = || {
+                crate::gpu::sync_threads();
+                if crate::gpu::thread_idx_x() == 40 {
+                    panic!("thread 40");
+                }
+                crate::gpu::warp::any(true);
+            };
+            // SAFETY: the slot of a live geometry; the body shares nothing.
+            unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
+        });
+        assert!(panicked.is_err());
+        for refused in [
+            std::panic::catch_unwind(crate::gpu::sync_threads).unwrap_err(),
+            std::panic::catch_unwind(|| crate::gpu::warp::ballot(true)).unwrap_err(),
+        ] {
+            let message = refused.downcast_ref::<&str>().copied().unwrap_or_default();
+            assert!(message.contains("in the host-offload image need"), "{message}");
+        }
+        assert_eq!(crate::gpu::block_dim_x(), 1, "the indices are those outside a kernel");
+    }
+
+    /// Offsets, lanes and masks are read modulo 32, as the hardware reads them.
+    #[test]
+    fn shuffle_offsets_are_read_modulo_32() {
+        use crate::gpu::warp;
+        let out = RefCell::new(vec![[0u32; 4]; 32]);
+        let message = block_at_once(32, || {
+            let t = crate::gpu::thread_idx_x();
+            out.borrow_mut()[t] = [
+                warp::shuffle_down(t as u32, 33),
+                warp::shuffle_up(t as u32, 64 + 2),
+                warp::shuffle(t as u32, 32 + 7),
+                warp::shuffle_xor(t as u32, 32 + 1),
+            ];
+        });
+        assert_eq!(message, None);
+        for (t, row) in out.into_inner().into_iter().enumerate() {
+            let down = if t == 31 { t } else { t + 1 };
+            let up = t.checked_sub(2).unwrap_or(t);
+            assert_eq!(row, [down, up, 7, t ^ 1].map(|v| v as u32), "thread {t}");
+        }
     }
 }

@@ -358,27 +358,28 @@ pub fn reverse_first(n: u32, values: &mut [u32]) {
 }
 
 /// Warp operations, a row of 8 results per thread (tests/run/src/bin/warp.rs): a sum by
-/// `shuffle_down` (complete in lane 0), a maximum by butterfly, lane 3's value, the values one
-/// lane up and one down, a ballot, `any` and `all`. 64-bit and 32-bit values. Launched with
-/// shared memory, so that the host-offload image runs a block's threads at once.
+/// `shuffle_down` (complete in lane 0) and a maximum by butterfly, of 64-bit values with both
+/// halves set (negative for the sum); lane 3's `f64` (its bits); the values one lane up and
+/// one down; a ballot, `any` and `all`. Launched with shared memory, so that the host-offload
+/// image runs a block's threads at once.
 #[offload::kernel]
 pub fn warp_rows(rows: &mut [i64]) {
     use offload::gpu::{global_id_x, warp};
     let t = global_id_x();
     let lane = warp::lane_id();
-    let mut sum = t as i64;
+    let mut sum = -(((t as i64) << 33) | t as i64);
     for offset in [16, 8, 4, 2, 1] {
         sum += warp::shuffle_down(sum, offset);
     }
-    let mut max = t as u32;
+    let mut max = ((t as u64) << 35) | (1000 - t as u64);
     for mask in [16, 8, 4, 2, 1] {
         max = max.max(warp::shuffle_xor(max, mask));
     }
     let row = [
         sum,
         max as i64,
-        warp::shuffle(t as f64 * 0.5, 3) as i64,
-        warp::shuffle_up(t as i32, 1) as i64,
+        warp::shuffle(t as f64 * 0.1, 3).to_bits() as i64,
+        warp::shuffle_up(t as i32 - 100, 1) as i64,
         warp::shuffle_down(t as u32, 1) as i64,
         warp::ballot(t % 3 == 0) as i64,
         warp::any(t % 64 == 5) as i64,

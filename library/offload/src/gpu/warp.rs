@@ -20,7 +20,9 @@
 //! (`launch!(k, grid, block, shared = BYTES, ...)`), each thread waits there for the other
 //! threads of its warp that have not returned; elsewhere they panic. A shuffle from a thread
 //! that has returned gives the caller's own value there, and a vote counts the threads that
-//! have not.
+//! have not, as `vote.sync` does on a GPU.
+//!
+//! A lane, offset or mask is read modulo 32 (its low five bits), as the hardware reads it.
 
 /// Threads in a warp.
 pub const WARP_SIZE: usize = 32;
@@ -68,7 +70,7 @@ warp_value! {
 /// How a shuffle picks the lane it reads.
 #[derive(Clone, Copy)]
 pub(crate) enum Mode {
-    /// Lane `n % 32`.
+    /// Lane `n`.
     Index,
     /// Lane `lane + n`; past lane 31 the caller's own value.
     Down,
@@ -79,14 +81,16 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
-    /// The lane that `lane` reads, or `None` for its own value.
+    /// The lane that `lane` reads for `n` (its low five bits, as the hardware reads it), or
+    /// `None` for its own value.
     #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
     pub(crate) fn source(self, lane: usize, n: usize) -> Option<usize> {
+        let n = n % WARP_SIZE;
         match self {
-            Mode::Index => Some(n % WARP_SIZE),
-            Mode::Down => lane.checked_add(n).filter(|&s| s < WARP_SIZE),
+            Mode::Index => Some(n),
+            Mode::Down => Some(lane + n).filter(|&s| s < WARP_SIZE),
             Mode::Up => lane.checked_sub(n),
-            Mode::Xor => Some((lane ^ n) % WARP_SIZE),
+            Mode::Xor => Some(lane ^ n),
         }
     }
 }
@@ -97,7 +101,7 @@ pub fn lane_id() -> usize {
     imp::lane_id()
 }
 
-/// The value `value` of lane `lane % 32` of the warp (`__shfl_sync`).
+/// The value `value` of lane `lane` of the warp (`__shfl_sync`).
 #[inline(always)]
 pub fn shuffle<T: WarpValue>(value: T, lane: usize) -> T {
     imp::shuffle(Mode::Index, value, lane)
@@ -121,31 +125,50 @@ pub fn shuffle_up<T: WarpValue>(value: T, delta: usize) -> T {
 /// with the same result of a reduction.
 #[inline(always)]
 pub fn shuffle_xor<T: WarpValue>(value: T, mask: usize) -> T {
-    imp::shuffle(Mode::Xor, value, mask % WARP_SIZE)
+    imp::shuffle(Mode::Xor, value, mask)
 }
 
-/// Whether `predicate` holds in every lane of the warp (`__all_sync`).
+/// Whether `predicate` holds in every lane of the warp that has not returned (`__all_sync`).
 #[inline(always)]
 pub fn all(predicate: bool) -> bool {
-    let (lanes, voters) = imp::vote(predicate);
-    lanes == voters
+    imp::all(predicate)
 }
 
 /// Whether `predicate` holds in some lane of the warp (`__any_sync`).
 #[inline(always)]
 pub fn any(predicate: bool) -> bool {
-    imp::vote(predicate).0 != 0
+    imp::ballot(predicate) != 0
 }
 
 /// The lanes where `predicate` holds, lane `n` as bit `n` (`__ballot_sync`).
 #[inline(always)]
 pub fn ballot(predicate: bool) -> u32 {
-    imp::vote(predicate).0
+    imp::ballot(predicate)
 }
 
 #[cfg(target_arch = "nvptx64")]
 mod imp {
     use super::{Mode, WarpValue};
+
+    /// Every lane of the warp.
+    const FULL: u32 = u32::MAX;
+
+    // LLVM's NVVM intrinsics, which LLVM knows to be convergent (never moved into a branch some
+    // lanes do not take), as it does not know of inline assembly.
+    unsafe extern "C" {
+        #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+        fn shfl_idx(mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
+        #[link_name = "llvm.nvvm.shfl.sync.down.i32"]
+        fn shfl_down(mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
+        #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
+        fn shfl_up(mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
+        #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
+        fn shfl_bfly(mask: u32, value: u32, lane_mask: u32, clamp: u32) -> u32;
+        #[link_name = "llvm.nvvm.vote.all.sync"]
+        fn vote_all(mask: u32, predicate: bool) -> bool;
+        #[link_name = "llvm.nvvm.vote.ballot.sync"]
+        fn vote_ballot(mask: u32, predicate: bool) -> u32;
+    }
 
     #[inline(always)]
     pub(super) fn lane_id() -> usize {
@@ -157,40 +180,26 @@ mod imp {
         lane as usize
     }
 
-    /// One 32-bit `shfl.sync` with the full mask. Its `c` operand is 31 (clamp at the warp's
-    /// last lane, one segment of 32) but for `up`, whose clamp is lane 0.
+    /// One 32-bit `shfl.sync` with the full mask. The clamp is 31 (the warp's last lane, one
+    /// segment of 32) but for `up`, whose clamp is lane 0. The hardware reads `n`'s low five
+    /// bits.
     #[inline(always)]
     fn shuffle32(mode: Mode, value: u32, n: u32) -> u32 {
-        let out: u32;
-        /// `shfl.sync.<mode>.b32` with clamp `c` and the full mask.
-        macro_rules! shfl {
-            ($mode:literal, $c:literal) => {
-                core::arch::asm!(
-                    concat!("shfl.sync.", $mode, ".b32 {o}, {v}, {n}, ", $c, ", 0xffffffff;"),
-                    o = out(reg32) out,
-                    v = in(reg32) value,
-                    n = in(reg32) n,
-                    options(nostack)
-                )
-            };
-        }
         // SAFETY: a warp-wide register exchange; every lane of the warp executes it (the
         // caller's contract, as CUDA's).
         unsafe {
             match mode {
-                Mode::Index => shfl!("idx", "31"),
-                Mode::Down => shfl!("down", "31"),
-                Mode::Up => shfl!("up", "0"),
-                Mode::Xor => shfl!("bfly", "31"),
+                Mode::Index => shfl_idx(FULL, value, n, 31),
+                Mode::Down => shfl_down(FULL, value, n, 31),
+                Mode::Up => shfl_up(FULL, value, n, 0),
+                Mode::Xor => shfl_bfly(FULL, value, n, 31),
             }
         }
-        out
     }
 
     #[inline(always)]
     pub(super) fn shuffle<T: WarpValue>(mode: Mode, value: T, n: usize) -> T {
-        // Past 32 a lane offset reads no lane: clamped as the hardware reads 5 bits.
-        let n = n.min(u32::MAX as usize) as u32;
+        let n = (n % super::WARP_SIZE) as u32;
         let bits = value.__to_bits();
         let low = shuffle32(mode, bits as u32, n) as u64;
         let high =
@@ -198,24 +207,16 @@ mod imp {
         T::__from_bits(high | low)
     }
 
-    /// The lanes where `predicate` holds, and those that voted: all 32 (the full mask).
     #[inline(always)]
-    pub(super) fn vote(predicate: bool) -> (u32, u32) {
-        let lanes: u32;
+    pub(super) fn all(predicate: bool) -> bool {
         // SAFETY: a warp-wide vote; every lane of the warp executes it (the caller's contract).
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred p;",
-                "setp.ne.u32 p, {v}, 0;",
-                "vote.sync.ballot.b32 {o}, p, 0xffffffff;",
-                "}}",
-                o = out(reg32) lanes,
-                v = in(reg32) predicate as u32,
-                options(nostack)
-            )
-        };
-        (lanes, u32::MAX)
+        unsafe { vote_all(FULL, predicate) }
+    }
+
+    #[inline(always)]
+    pub(super) fn ballot(predicate: bool) -> u32 {
+        // SAFETY: as in `all`.
+        unsafe { vote_ballot(FULL, predicate) }
     }
 }
 
@@ -282,8 +283,9 @@ pub(crate) mod imp {
             warp.slots[(op % 2) as usize][lane] = (bits, op + 1);
             op
         };
-        let waited = crate::gpu::imp::wait(crate::gpu::imp::Wait::Warp);
-        debug_assert!(waited.is_some(), "a block's warps are set where its threads run at once");
+        if crate::gpu::imp::wait(crate::gpu::imp::Wait::Warp).is_none() {
+            unreachable!("a block's warps are set only while its threads run at once");
+        }
         // SAFETY: as above; `run_grid` has not moved the warps while the block runs.
         let warp = unsafe { &*warps.add(thread / WARP_SIZE) };
         read(&warp.slots[(op % 2) as usize], op + 1, lane)
@@ -299,14 +301,20 @@ pub(crate) mod imp {
         })
     }
 
-    /// The lanes where `predicate` holds, and those that voted (the lanes of the warp that
-    /// have not returned).
-    pub(super) fn vote(predicate: bool) -> (u32, u32) {
+    pub(super) fn ballot(predicate: bool) -> u32 {
+        exchange(predicate as u64, |slots, op, _| lanes(slots, |s| s == (1, op)))
+    }
+
+    /// Whether `predicate` holds in every lane that voted (those of the warp that have not
+    /// returned).
+    pub(super) fn all(predicate: bool) -> bool {
         exchange(predicate as u64, |slots, op, _| {
-            let lanes = |keep: &dyn Fn(&(u64, u64)) -> bool| {
-                (0..WARP_SIZE).filter(|&l| keep(&slots[l])).fold(0u32, |m, l| m | 1 << l)
-            };
-            (lanes(&|s| *s == (1, op)), lanes(&|s| s.1 == op))
+            lanes(slots, |s| s == (1, op)) == lanes(slots, |s| s.1 == op)
         })
+    }
+
+    /// The lanes whose slot `keep` keeps, lane `n` as bit `n`.
+    fn lanes(slots: &[(u64, u64); WARP_SIZE], keep: impl Fn((u64, u64)) -> bool) -> u32 {
+        (0..WARP_SIZE).filter(|&l| keep(slots[l])).fold(0, |m, l| m | 1 << l)
     }
 }

@@ -1,8 +1,8 @@
-//! Warp operations (`offload::gpu::warp`): shuffles of 32-bit and 64-bit values (down, up,
-//! butterfly, from a lane) and votes (ballot, any, all), over 8 warps in 4 blocks of 64, each
-//! thread writing a row of results; checked against a model of CUDA's definitions. In the
-//! host-offload image the launch has shared memory, so that a block's threads run at once;
-//! also with the blocks on three system threads.
+//! Warp operations (`offload::gpu::warp`): shuffles of 32-bit and 64-bit values, both halves
+//! of these set (down, up, butterfly, from a lane), and votes (ballot, any, all), over 8 warps
+//! in 4 blocks of 64, each thread writing a row of results; checked against a model of CUDA's
+//! definitions. In the host-offload image the launch has shared memory, so that a block's
+//! threads run at once; also with the blocks on three system threads.
 //@ run: => h2d=1 d2h=1
 //@ run: => h2d=1 d2h=1 env=OFFLOAD_HOST_THREADS=3
 
@@ -16,20 +16,23 @@ const THREADS: usize = 64;
 /// The row thread `t` writes.
 fn expected(t: usize) -> [i64; 8] {
     let (warp, lane) = (t / 32, t % 32);
+    let first = warp * 32;
     // Lane `lane`'s sum after the shuffle_down steps: past lane 31 a lane adds its own value.
-    let mut sums: Vec<i64> = (0..32).map(|l| (warp * 32 + l) as i64).collect();
+    let mut sums: Vec<i64> =
+        (first..first + 32).map(|u| -(((u as i64) << 33) | u as i64)).collect();
     for offset in [16, 8, 4, 2, 1] {
         let before = sums.clone();
         for (l, sum) in sums.iter_mut().enumerate() {
             *sum += before.get(l + offset).copied().unwrap_or(before[l]);
         }
     }
-    let ballot = (0..32).filter(|l| (warp * 32 + l) % 3 == 0).fold(0u32, |m, l| m | 1 << l);
+    let max = (first..first + 32).map(|u| ((u as u64) << 35) | (1000 - u as u64)).max().unwrap();
+    let ballot = (0..32).filter(|l| (first + l) % 3 == 0).fold(0u32, |m, l| m | 1 << l);
     [
         sums[lane],
-        (warp * 32 + 31) as i64,
-        (warp * 32 + 3) as i64 / 2,
-        if lane == 0 { t } else { t - 1 } as i64,
+        max as i64,
+        ((first + 3) as f64 * 0.1).to_bits() as i64,
+        if lane == 0 { t as i64 - 100 } else { t as i64 - 101 },
         if lane == 31 { t } else { t + 1 } as i64,
         ballot as i64,
         (warp % 2 == 0) as i64,
@@ -50,7 +53,9 @@ fn main() -> Result<(), offload::Error> {
     for t in 0..n {
         assert_eq!(rows[t * 8..t * 8 + 8], expected(t), "thread {t}");
     }
-    assert_eq!(rows[0], (0..32).sum::<i64>(), "lane 0 holds its warp's sum");
+    let warp_sum = |w: i64| -(w * 32..w * 32 + 32).map(|u| (u << 33) | u).sum::<i64>();
+    assert_eq!(rows[0], warp_sum(0), "lane 0 holds its warp's sum");
+    assert_eq!(rows[7 * 32 * 8], warp_sum(7), "lane 0 holds its warp's sum");
     println!("ok: {} warps", n / 32);
     Ok(())
 }
