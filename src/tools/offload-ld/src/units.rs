@@ -447,16 +447,21 @@ mod tests {
         cache.prune();
     }
 
+    /// The record of a program's first unit, as the glue's key reads it.
+    fn first_record() -> Record {
+        Record {
+            unit: Unit::default(),
+            triple: "x86_64-unknown-linux-gnu".into(),
+            data_layout: String::new(),
+        }
+    }
+
     /// Two programs that differ in any of what the units found have different glue: a function
     /// the program defines under a runtime name is forwarded, not bound through the table.
     #[test]
     fn the_glue_key_covers_everything_the_units_found() {
         let cache = Cache::new(&config(None)).unwrap();
-        let first = Record {
-            unit: Unit::default(),
-            triple: "x86_64-unknown-linux-gnu".into(),
-            data_layout: String::new(),
-        };
+        let first = first_record();
         let base = Program { loader: true, ..Program::default() };
         let defining = Program { defined: vec!["omp_helper".into()], ..base.clone() };
         let key = |p: &Program| glue_key(p, &first, &config(None), &cache);
@@ -469,11 +474,7 @@ mod tests {
     #[test]
     fn the_glue_key_covers_the_ptx() {
         let cache = Cache::new(&config(None)).unwrap();
-        let first = Record {
-            unit: Unit::default(),
-            triple: "x86_64-unknown-linux-gnu".into(),
-            data_layout: String::new(),
-        };
+        let first = first_record();
         let program = Program { cuda_image: true, ..Program::default() };
         let key = |ptx: Option<&[u8]>| {
             let config = LinkConfig { cuda_ptx: ptx.map(<[u8]>::to_vec), ..config(None) };
