@@ -119,8 +119,7 @@ pub(crate) mod imp {
     }
 
     /// The suspension point of the emulated thread running now, where its block's threads run
-    /// at once (a launch with shared memory: each is a coroutine on the system thread that
-    /// runs the block, see `run_grid`).
+    /// at once (each a coroutine on the system thread that runs the block, see `run_grid`).
     pub(crate) type Yielder = corosensei::Yielder<(), Wait>;
 
     thread_local! {
@@ -158,8 +157,9 @@ pub(crate) mod imp {
             // cannot be honoured: refuse rather than compute a wrong answer.
             panic!(
                 "offload::gpu::sync_threads in the host-offload image needs the block's threads \
-                 to run at once, which they do in a launch with shared memory \
-                 (launch!(k, grid, block, shared = BYTES, ...)); here they run one after another"
+                 to run at once, as they do where the grid's first thread waits for the others \
+                 (at sync_threads or a warp operation) or the launch has shared memory; here \
+                 the first thread ended without waiting, so they run one after another"
             );
         }
     }
@@ -253,8 +253,9 @@ axis!(
     _grid_dim_z
 );
 
-/// Barrier for the threads of one block (`bar.sync 0`). In the host-offload image, only in a
-/// launch with shared memory, whose blocks' threads run at once (elsewhere it panics).
+/// Barrier for the threads of one block (`bar.sync 0`). In the host-offload image, where the
+/// block's threads run at once: in a launch with shared memory, and where the grid's first
+/// thread waits at a barrier or a warp operation (elsewhere it panics, saying so).
 #[inline(always)]
 pub fn sync_threads() {
     imp::sync_threads()

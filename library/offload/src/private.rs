@@ -178,9 +178,10 @@ unsafe fn elements<T>(address: *mut u8, len: u64) -> NonNull<T> {
 /// Runs a kernel body for every (block, thread) of the launch, x fastest as CUDA numbers them:
 /// the host-offload plugin calls a kernel once for the whole grid.
 ///
-/// A block's threads run one after another, or, in a launch with shared memory, at once: each
-/// a coroutine on the system thread that runs the block, with the block's memory, so that
-/// `sync_threads` and the warp operations hold (see `run_block_at_once`). Blocks are
+/// A block's threads run one after another, or at once where they wait for each other (a
+/// launch with shared memory, or a grid whose first thread waits at `sync_threads` or a warp
+/// operation): each a coroutine on the system thread that runs the block, with the block's
+/// memory, so that barriers and warp operations hold (see `run_block_at_once`). Blocks are
 /// independent, as on a GPU: a grid of enough work runs them on all the machine's cores
 /// (`OFFLOAD_HOST_THREADS`, see `host_workers`).
 ///
@@ -230,24 +231,59 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
         }
     };
     let members = block.iter().product::<usize>();
-    let mut workers = host_workers(blocks, blocks * members);
-    if shared != 0 {
-        // Each system thread maps a stack per thread of its block.
-        workers = workers.min((MAX_STACKS / members).max(1));
-    }
-    // One system thread's share of the grid: the blocks it takes, in turn.
-    let next = AtomicUsize::new(0);
-    let blocks_taken = || std::iter::from_fn(|| Some(next.fetch_add(1, Ordering::Relaxed)));
-    let worker = || {
-        // However the system thread leaves the grid (a kernel's panic unwinding included), no
-        // pointer to the launch's memory, warps or coroutines stays in its thread-locals.
-        let _reset = OnDrop(|| {
+    // However a system thread leaves the grid (a kernel's panic unwinding included), no pointer
+    // to the launch's memory, warps or coroutines stays in its thread-locals.
+    let reset = || {
+        OnDrop(|| {
             crate::gpu::shared_imp::set(core::ptr::null_mut(), 0);
             crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
             crate::gpu::imp::set_yielder(core::ptr::null());
             crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
-        });
-        if shared == 0 {
+        })
+    };
+    let _reset = reset();
+    // Whether the threads of a block run at once: in a launch with shared memory, and where
+    // the grid's first thread waits for the others (`sync_threads` or a warp operation). That
+    // thread runs first, as a coroutine, to find out; block 0 is run with it, on this thread.
+    let at_once = shared != 0 || {
+        crate::gpu::imp::set([[0; 3], block_at(0), block, grid]);
+        let mut warps = vec![Warp::default(); members.div_ceil(WARP_SIZE)];
+        crate::gpu::warp_imp::set_warps(warps.as_mut_ptr(), warps.len());
+        let mut stacks = Stacks::take(members);
+        let stack = stacks.0.pop().expect("a block has a thread");
+        let run = || body.run();
+        let mut first = start_thread(stack, &run);
+        crate::gpu::imp::set_thread([0; 3]);
+        let result = first.resume(());
+        crate::gpu::imp::set_yielder(core::ptr::null());
+        match result {
+            CoroutineResult::Return(()) => {
+                stacks.0.push(first.into_stack());
+                // Block 0's other threads, one after another.
+                for index in threads().skip(1) {
+                    crate::gpu::imp::set_thread(index);
+                    body.run();
+                }
+                false
+            }
+            CoroutineResult::Yield(wait) => {
+                run_block_at_once(&mut stacks, &mut warps, threads(), Some((first, wait)), run);
+                true
+            }
+        }
+    };
+    let mut workers = host_workers(blocks, blocks * members);
+    if at_once {
+        // Each system thread maps a stack per thread of its block.
+        workers = workers.min((MAX_STACKS / members).max(1));
+    }
+    // One system thread's share of the grid: the blocks it takes, in turn (block 0 has run
+    // already but in a launch with shared memory).
+    let next = AtomicUsize::new(if shared == 0 { 1 } else { 0 });
+    let blocks_taken = || std::iter::from_fn(|| Some(next.fetch_add(1, Ordering::Relaxed)));
+    let worker = || {
+        let _reset = reset();
+        if !at_once {
             blocks_taken().take_while(|&i| i < blocks).for_each(one_after_another);
         } else {
             // The block's memory, zeroed for every block, its warps' exchanges, and a stack
@@ -255,14 +291,16 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
             let mut memory = vec![0u128; (shared as usize).div_ceil(16)];
             let bytes = memory.len() * 16;
             let base = memory.as_mut_ptr().cast::<u8>();
-            crate::gpu::shared_imp::set(base, shared as usize);
+            if shared != 0 {
+                crate::gpu::shared_imp::set(base, shared as usize);
+            }
             let mut warps = vec![Warp::default(); members.div_ceil(WARP_SIZE)];
             let mut stacks = Stacks::take(members);
             for i in blocks_taken().take_while(|&i| i < blocks) {
                 // SAFETY: no thread of another block runs: the memory is `bytes` long.
                 unsafe { core::ptr::write_bytes(base, 0, bytes) };
                 crate::gpu::imp::set([[0; 3], block_at(i), block, grid]);
-                run_block_at_once(&mut stacks, &mut warps, threads(), || body.run());
+                run_block_at_once(&mut stacks, &mut warps, threads(), None, || body.run());
             }
             drop(memory);
         }
@@ -288,6 +326,9 @@ impl<F: FnMut()> Drop for OnDrop<F> {
         (self.0)()
     }
 }
+
+#[cfg(not(target_arch = "nvptx64"))]
+use corosensei::CoroutineResult;
 
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::gpu::imp::Wait;
@@ -349,10 +390,27 @@ impl Drop for Stacks {
     }
 }
 
-/// Runs one block whose threads must run at once (a launch with shared memory, where a
-/// thread may wait for the others in `sync_threads` or a warp operation): each thread is a
+/// An emulated thread of a block whose threads run at once: a coroutine on the system thread
+/// that runs the block, which waits ([`Wait`]) by suspending.
+#[cfg(not(target_arch = "nvptx64"))]
+type Thread = corosensei::Coroutine<(), Wait, (), corosensei::stack::DefaultStack>;
+
+/// A thread that runs `body` on `stack`, not started.
+#[cfg(not(target_arch = "nvptx64"))]
+fn start_thread(stack: corosensei::stack::DefaultStack, body: &impl Fn()) -> Thread {
+    let start = move |yielder: &crate::gpu::imp::Yielder, ()| {
+        crate::gpu::imp::set_yielder(yielder);
+        body();
+    };
+    // SAFETY: what `start` borrows (`body`) outlives the thread: every caller drives it to its
+    // end, or drops it (unwinding it), before `body` goes.
+    unsafe { corosensei::Coroutine::with_stack_unchecked(stack, start) }
+}
+
+/// Runs one block whose threads must run at once (a launch with shared memory, or one whose
+/// first thread waits for the others in `sync_threads` or a warp operation): each thread is a
 /// coroutine on this system thread, with the index of the block set and its own set before
-/// each resume.
+/// each resume. `first`, where given, is the block's first thread, started already and waiting.
 ///
 /// The threads are resumed in turn, in CUDA's order; each runs until it waits ([`Wait`]) or
 /// ends. Then those that can go on are let go: the threads at `sync_threads` once every thread
@@ -366,11 +424,9 @@ fn run_block_at_once(
     stacks: &mut Stacks,
     warps: &mut [Warp],
     threads: impl Iterator<Item = [usize; 3]>,
+    first: Option<(Thread, Wait)>,
     body: impl Fn(),
 ) {
-    use corosensei::{Coroutine, CoroutineResult};
-
-    type Thread = Coroutine<(), Wait, (), corosensei::stack::DefaultStack>;
     /// A thread of the block: its index, its warp, where it waits (`None`: it may run).
     struct Member {
         index: [usize; 3],
@@ -379,7 +435,10 @@ fn run_block_at_once(
         thread: Thread,
     }
 
-    warps.fill(Warp::default());
+    // A first thread started already has put in its warp's exchange.
+    if first.is_none() {
+        warps.fill(Warp::default());
+    }
     crate::gpu::warp_imp::set_warps(warps.as_mut_ptr(), warps.len());
     // Cleared however this returns: a thread's panic comes out of its `resume`.
     let _reset = OnDrop(|| {
@@ -387,18 +446,18 @@ fn run_block_at_once(
         crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
     });
     let body = &body;
+    let mut first = first;
     let mut running: Vec<Member> = threads
-        .zip(stacks.0.drain(..))
         .enumerate()
-        .map(|(linear, (index, stack))| {
-            let start = move |yielder: &crate::gpu::imp::Yielder, ()| {
-                crate::gpu::imp::set_yielder(yielder);
-                body();
+        .map(|(linear, index)| {
+            let (thread, waits) = match first.take() {
+                Some((thread, wait)) => (thread, Some(wait)),
+                None => {
+                    let stack = stacks.0.pop().expect("a stack for every thread of the block");
+                    (start_thread(stack, body), None)
+                }
             };
-            // SAFETY: what `start` borrows (`body`) outlives every coroutine: they are driven
-            // to their end below, or dropped (unwound) before this function returns.
-            let thread = unsafe { Coroutine::with_stack_unchecked(stack, start) };
-            Member { index, warp: linear / WARP_SIZE, waits: None, thread }
+            Member { index, warp: linear / WARP_SIZE, waits, thread }
         })
         .collect();
     let mut ended = Vec::with_capacity(running.len());
@@ -504,7 +563,8 @@ mod tests {
         let log = RefCell::new(Vec::new());
         let mut stacks = Stacks::take(6);
         crate::gpu::imp::set([[0; 3], [0; 3], [6, 1, 1], [1; 3]]);
-        run_block_at_once(&mut stacks, &mut [Warp::default()], (0..6).map(|x| [x, 0, 0]), || {
+        let threads = (0..6).map(|x| [x, 0, 0]);
+        run_block_at_once(&mut stacks, &mut [Warp::default()], threads, None, || {
             let t = crate::gpu::thread_idx_x();
             for phase in 0..t {
                 log.borrow_mut().push((phase, t));
@@ -569,7 +629,7 @@ mod tests {
         let mut warps = vec![Warp::default(); threads.div_ceil(WARP_SIZE)];
         crate::gpu::imp::set([[0; 3], [0; 3], [threads, 1, 1], [1; 3]]);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_block_at_once(&mut stacks, &mut warps, (0..threads).map(|x| [x, 0, 0]), body)
+            run_block_at_once(&mut stacks, &mut warps, (0..threads).map(|x| [x, 0, 0]), None, body)
         }));
         crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
         crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
@@ -724,5 +784,55 @@ mod tests {
             let up = t.checked_sub(2).unwrap_or(t);
             assert_eq!(row, [down, up, 7, t ^ 1].map(|v| v as u32), "thread {t}");
         }
+    }
+
+    /// Without shared memory, a grid whose first thread waits at a barrier or a warp operation
+    /// runs every block's threads at once: each thread sees the others' writes before the
+    /// barrier, and a warp's shuffles exchange, on one or several system threads.
+    #[test]
+    fn a_grid_whose_first_thread_waits_runs_its_blocks_at_once() {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        for blocks in [3u32, 80] {
+            let geometry = Geometry { grid: [blocks, 1, 1], block: [256, 1, 1], shared: 0 };
+            let n = blocks as usize * 256;
+            let values: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+            let wrong = AtomicU32::new(0);
+            let body = || {
+                let i = crate::gpu::global_id_x();
+                values[i].store(i as u32 + 1, Ordering::Relaxed);
+                crate::gpu::sync_threads();
+                let block = i - crate::gpu::thread_idx_x();
+                let neighbour = block + (crate::gpu::thread_idx_x() + 1) % 256;
+                let from_lane_0 = crate::gpu::warp::shuffle(i as u32, 0);
+                if values[neighbour].load(Ordering::Relaxed) != neighbour as u32 + 1
+                    || from_lane_0 != (i - crate::gpu::warp::lane_id()) as u32
+                {
+                    wrong.fetch_add(1, Ordering::Relaxed);
+                }
+            };
+            // SAFETY: the slot of a live geometry; the body shares only atomics.
+            unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
+            assert_eq!(wrong.load(Ordering::Relaxed), 0, "{blocks} blocks");
+        }
+    }
+
+    /// A grid whose first thread ends without waiting runs its threads one after another: a
+    /// barrier in another thread then refuses, saying why.
+    #[test]
+    fn a_barrier_after_a_first_thread_that_did_not_wait_refuses() {
+        let geometry = Geometry { grid: [2, 1, 1], block: [32, 1, 1], shared: 0 };
+        let refused = std::panic::catch_unwind(|| {
+            let body = || {
+                if crate::gpu::thread_idx_x() > 0 {
+                    crate::gpu::sync_threads();
+                }
+            };
+            // SAFETY: the slot of a live geometry; the body shares nothing.
+            unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
+        })
+        .unwrap_err();
+        let message = refused.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(message.contains("the first thread ended without waiting"), "{message}");
+        assert_eq!(crate::gpu::block_dim_x(), 1, "the indices are those outside a kernel");
     }
 }

@@ -16,11 +16,11 @@
 //! ```
 //!
 //! On a GPU these are PTX's `shfl.sync` and `vote.sync`. In the host-offload image they need
-//! the block's threads to run at once, as `sync_threads` does: in a launch with shared memory
-//! (`launch!(k, grid, block, shared = BYTES, ...)`), each thread waits there for the other
-//! threads of its warp that have not returned; elsewhere they panic. A shuffle from a thread
-//! that has returned gives the caller's own value there, and a vote counts the threads that
-//! have not, as `vote.sync` does on a GPU.
+//! the block's threads to run at once, as `sync_threads` does: they do in a launch with shared
+//! memory, and where the grid's first thread waits at a barrier or a warp operation. Each
+//! thread waits there for the other threads of its warp that have not returned; elsewhere the
+//! operations panic, saying so. A shuffle from a thread that has returned gives the caller's
+//! own value there, and a vote counts the threads that have not, as `vote.sync` does on a GPU.
 //!
 //! A lane, offset or mask is read modulo 32 (its low five bits), as the hardware reads it.
 
@@ -268,8 +268,9 @@ pub(crate) mod imp {
         if warps.is_null() || thread / WARP_SIZE >= len {
             panic!(
                 "offload::gpu::warp operations in the host-offload image need the block's \
-                 threads to run at once, which they do in a launch with shared memory \
-                 (launch!(k, grid, block, shared = BYTES, ...)); here they run one after another"
+                 threads to run at once, as they do where the grid's first thread waits for the \
+                 others (at sync_threads or a warp operation) or the launch has shared memory; \
+                 here the first thread ended without waiting, so they run one after another"
             );
         }
         let lane = thread % WARP_SIZE;
