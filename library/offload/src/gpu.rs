@@ -157,9 +157,10 @@ pub(crate) mod imp {
             // cannot be honoured: refuse rather than compute a wrong answer.
             panic!(
                 "offload::gpu::sync_threads in the host-offload image needs the block's threads \
-                 to run at once, as they do where the grid's first thread waits for the others \
-                 (at sync_threads or a warp operation) or the launch has shared memory; here \
-                 the first thread ended without waiting, so they run one after another"
+                 to run at once, as they do where a thread of the grid's first block waits for \
+                 the others (at sync_threads or a warp operation) or the launch has shared \
+                 memory; here none of the first block's threads waited, so they run one after \
+                 another"
             );
         }
     }
@@ -254,8 +255,8 @@ axis!(
 );
 
 /// Barrier for the threads of one block (`bar.sync 0`). In the host-offload image, where the
-/// block's threads run at once: in a launch with shared memory, and where the grid's first
-/// thread waits at a barrier or a warp operation (elsewhere it panics, saying so).
+/// block's threads run at once: in a launch with shared memory, and where a thread of the grid's
+/// first block waits at a barrier or a warp operation (elsewhere it panics, saying so).
 #[inline(always)]
 pub fn sync_threads() {
     imp::sync_threads()

@@ -179,9 +179,9 @@ unsafe fn elements<T>(address: *mut u8, len: u64) -> NonNull<T> {
 /// the host-offload plugin calls a kernel once for the whole grid.
 ///
 /// A block's threads run one after another, or at once where they wait for each other (a
-/// launch with shared memory, or a grid whose first thread waits at `sync_threads` or a warp
-/// operation): each a coroutine on the system thread that runs the block, with the block's
-/// memory, so that barriers and warp operations hold (see `run_block_at_once`). Blocks are
+/// launch with shared memory, or a grid where a thread of block 0 waits at `sync_threads` or a
+/// warp operation): each a coroutine on the system thread that runs the block, with the
+/// block's memory, so that barriers and warp operations hold (see `run_block_at_once`). Blocks are
 /// independent, as on a GPU: a grid of enough work runs them on all the machine's cores
 /// (`OFFLOAD_HOST_THREADS`, see `host_workers`).
 ///
@@ -242,32 +242,37 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
         })
     };
     let _reset = reset();
-    // Whether the threads of a block run at once: in a launch with shared memory, and where
-    // the grid's first thread waits for the others (`sync_threads` or a warp operation). That
-    // thread runs first, as a coroutine, to find out; block 0 is run with it, on this thread.
+    // Whether the threads of a block run at once: in a launch with shared memory, and where a
+    // thread of block 0 waits for the others (`sync_threads` or a warp operation). Block 0's
+    // threads run first, in turn, each as a coroutine, to find out: those that end before one
+    // waits are done (a GPU's barrier does not wait for threads that have exited), and the
+    // first that waits is let go with the rest of block 0, at once, on this thread.
     let at_once = shared != 0 || {
         crate::gpu::imp::set([[0; 3], block_at(0), block, grid]);
         let mut warps = vec![Warp::default(); members.div_ceil(WARP_SIZE)];
         crate::gpu::warp_imp::set_warps(warps.as_mut_ptr(), warps.len());
         let mut stacks = Stacks::take(members);
-        let stack = stacks.0.pop().expect("a block has a thread");
         let run = || body.run();
-        let mut first = start_thread(stack, &run);
-        crate::gpu::imp::set_thread([0; 3]);
-        let result = first.resume(());
-        crate::gpu::imp::set_yielder(core::ptr::null());
-        match result {
-            CoroutineResult::Return(()) => {
-                stacks.0.push(first.into_stack());
-                // Block 0's other threads, one after another.
-                for index in threads().skip(1) {
-                    crate::gpu::imp::set_thread(index);
-                    body.run();
+        let mut waiting = None;
+        for (linear, index) in threads().enumerate() {
+            let stack = stacks.0.pop().expect("a stack for every thread of the block");
+            let mut thread = start_thread(stack, &run);
+            crate::gpu::imp::set_thread(index);
+            let result = thread.resume(());
+            crate::gpu::imp::set_yielder(core::ptr::null());
+            match result {
+                CoroutineResult::Return(()) => stacks.0.push(thread.into_stack()),
+                CoroutineResult::Yield(wait) => {
+                    waiting = Some((linear, thread, wait));
+                    break;
                 }
-                false
             }
-            CoroutineResult::Yield(wait) => {
-                run_block_at_once(&mut stacks, &mut warps, threads(), Some((first, wait)), run);
+        }
+        match waiting {
+            None => false,
+            Some((linear, thread, wait)) => {
+                let rest = threads().enumerate().skip(linear);
+                run_block_at_once(&mut stacks, &mut warps, rest, Some((thread, wait)), run);
                 true
             }
         }
@@ -300,7 +305,8 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
                 // SAFETY: no thread of another block runs: the memory is `bytes` long.
                 unsafe { core::ptr::write_bytes(base, 0, bytes) };
                 crate::gpu::imp::set([[0; 3], block_at(i), block, grid]);
-                run_block_at_once(&mut stacks, &mut warps, threads(), None, || body.run());
+                let all = threads().enumerate();
+                run_block_at_once(&mut stacks, &mut warps, all, None, || body.run());
             }
             drop(memory);
         }
@@ -407,10 +413,11 @@ fn start_thread(stack: corosensei::stack::DefaultStack, body: &impl Fn()) -> Thr
     unsafe { corosensei::Coroutine::with_stack_unchecked(stack, start) }
 }
 
-/// Runs one block whose threads must run at once (a launch with shared memory, or one whose
-/// first thread waits for the others in `sync_threads` or a warp operation): each thread is a
-/// coroutine on this system thread, with the index of the block set and its own set before
-/// each resume. `first`, where given, is the block's first thread, started already and waiting.
+/// Runs one block whose threads must run at once (a launch with shared memory, or one where a
+/// thread of block 0 waits for the others in `sync_threads` or a warp operation): each thread
+/// is a coroutine on this system thread, with the index of the block set and its own set
+/// before each resume. `threads` are the block's threads not yet ended, with their linear indices;
+/// `first`, where given, is the first of them, started already and waiting.
 ///
 /// The threads are resumed in turn, in CUDA's order; each runs until it waits ([`Wait`]) or
 /// ends. Then those that can go on are let go: the threads at `sync_threads` once every thread
@@ -423,7 +430,7 @@ fn start_thread(stack: corosensei::stack::DefaultStack, body: &impl Fn()) -> Thr
 fn run_block_at_once(
     stacks: &mut Stacks,
     warps: &mut [Warp],
-    threads: impl Iterator<Item = [usize; 3]>,
+    threads: impl Iterator<Item = (usize, [usize; 3])>,
     first: Option<(Thread, Wait)>,
     body: impl Fn(),
 ) {
@@ -448,7 +455,6 @@ fn run_block_at_once(
     let body = &body;
     let mut first = first;
     let mut running: Vec<Member> = threads
-        .enumerate()
         .map(|(linear, index)| {
             let (thread, waits) = match first.take() {
                 Some((thread, wait)) => (thread, Some(wait)),
@@ -563,7 +569,7 @@ mod tests {
         let log = RefCell::new(Vec::new());
         let mut stacks = Stacks::take(6);
         crate::gpu::imp::set([[0; 3], [0; 3], [6, 1, 1], [1; 3]]);
-        let threads = (0..6).map(|x| [x, 0, 0]);
+        let threads = (0..6).map(|x| (x, [x, 0, 0]));
         run_block_at_once(&mut stacks, &mut [Warp::default()], threads, None, || {
             let t = crate::gpu::thread_idx_x();
             for phase in 0..t {
@@ -629,7 +635,8 @@ mod tests {
         let mut warps = vec![Warp::default(); threads.div_ceil(WARP_SIZE)];
         crate::gpu::imp::set([[0; 3], [0; 3], [threads, 1, 1], [1; 3]]);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_block_at_once(&mut stacks, &mut warps, (0..threads).map(|x| [x, 0, 0]), None, body)
+            let all = (0..threads).map(|x| (x, [x, 0, 0]));
+            run_block_at_once(&mut stacks, &mut warps, all, None, body)
         }));
         crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
         crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
@@ -786,11 +793,11 @@ mod tests {
         }
     }
 
-    /// Without shared memory, a grid whose first thread waits at a barrier or a warp operation
-    /// runs every block's threads at once: each thread sees the others' writes before the
-    /// barrier, and a warp's shuffles exchange, on one or several system threads.
+    /// Without shared memory, a grid whose block 0's threads wait at a barrier or a warp
+    /// operation runs every block's threads at once: each thread sees the others' writes
+    /// before the barrier, and a warp's shuffles exchange, on one or several system threads.
     #[test]
-    fn a_grid_whose_first_thread_waits_runs_its_blocks_at_once() {
+    fn a_grid_whose_block_0_waits_runs_its_blocks_at_once() {
         use core::sync::atomic::{AtomicU32, Ordering};
         for blocks in [3u32, 80] {
             let geometry = Geometry { grid: [blocks, 1, 1], block: [256, 1, 1], shared: 0 };
@@ -816,14 +823,31 @@ mod tests {
         }
     }
 
-    /// A grid whose first thread ends without waiting runs its threads one after another: a
-    /// barrier in another thread then refuses, saying why.
+    /// Threads of block 0 that end before one waits are done, as a GPU's barrier does not wait
+    /// for exited threads: a block whose thread 0 returns early still meets at its barrier.
+    /// Where no thread of block 0 waits, the threads run one after another, and a barrier in a
+    /// later block refuses, saying why.
     #[test]
-    fn a_barrier_after_a_first_thread_that_did_not_wait_refuses() {
+    fn block_0_decides_whether_the_threads_run_at_once() {
+        use core::sync::atomic::{AtomicU32, Ordering};
         let geometry = Geometry { grid: [2, 1, 1], block: [32, 1, 1], shared: 0 };
+        let met = AtomicU32::new(0);
+        let body = || {
+            if crate::gpu::thread_idx_x() == 0 {
+                return;
+            }
+            met.fetch_add(1, Ordering::Relaxed);
+            crate::gpu::sync_threads();
+            // Every thread of the block that has not returned is past the barrier's arrivals.
+            assert!(met.load(Ordering::Relaxed) as usize >= 31 * (crate::gpu::block_idx_x() + 1));
+        };
+        // SAFETY: the slot of a live geometry; the body shares only an atomic.
+        unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
+        assert_eq!(met.load(Ordering::Relaxed), 62);
+
         let refused = std::panic::catch_unwind(|| {
             let body = || {
-                if crate::gpu::thread_idx_x() > 0 {
+                if crate::gpu::block_idx_x() > 0 {
                     crate::gpu::sync_threads();
                 }
             };
@@ -832,7 +856,7 @@ mod tests {
         })
         .unwrap_err();
         let message = refused.downcast_ref::<&str>().copied().unwrap_or_default();
-        assert!(message.contains("the first thread ended without waiting"), "{message}");
+        assert!(message.contains("none of the first block's threads waited"), "{message}");
         assert_eq!(crate::gpu::block_dim_x(), 1, "the indices are those outside a kernel");
     }
 }

@@ -17,10 +17,11 @@
 //!
 //! On a GPU these are PTX's `shfl.sync` and `vote.sync`. In the host-offload image they need
 //! the block's threads to run at once, as `sync_threads` does: they do in a launch with shared
-//! memory, and where the grid's first thread waits at a barrier or a warp operation. Each
-//! thread waits there for the other threads of its warp that have not returned; elsewhere the
-//! operations panic, saying so. A shuffle from a thread that has returned gives the caller's
-//! own value there, and a vote counts the threads that have not, as `vote.sync` does on a GPU.
+//! memory, and where a thread of the grid's first block waits at a barrier or a warp
+//! operation. Each thread waits there for the other threads of its warp that have not
+//! returned; elsewhere the operations panic, saying so. A shuffle from a thread that has
+//! returned gives the caller's own value there, and a vote counts the threads that have not,
+//! as `vote.sync` does on a GPU.
 //!
 //! A lane, offset or mask is read modulo 32 (its low five bits), as the hardware reads it.
 
@@ -268,9 +269,10 @@ pub(crate) mod imp {
         if warps.is_null() || thread / WARP_SIZE >= len {
             panic!(
                 "offload::gpu::warp operations in the host-offload image need the block's \
-                 threads to run at once, as they do where the grid's first thread waits for the \
-                 others (at sync_threads or a warp operation) or the launch has shared memory; \
-                 here the first thread ended without waiting, so they run one after another"
+                 threads to run at once, as they do where a thread of the grid's first block \
+                 waits for the others (at sync_threads or a warp operation) or the launch has \
+                 shared memory; here none of the first block's threads waited, so they run one \
+                 after another"
             );
         }
         let lane = thread % WARP_SIZE;
