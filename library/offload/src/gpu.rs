@@ -159,8 +159,8 @@ pub(crate) mod imp {
                 "offload::gpu::sync_threads in the host-offload image needs the block's threads \
                  to run at once, as they do where a thread of the grid's first block waits for \
                  the others (at sync_threads or a warp operation) or the launch has shared \
-                 memory; here none of the first block's threads waited, so they run one after \
-                 another"
+                 memory; here they run one after another (none of the first block's threads \
+                 waited), or this is not a kernel"
             );
         }
     }

@@ -251,11 +251,12 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
         crate::gpu::imp::set([[0; 3], block_at(0), block, grid]);
         let mut warps = vec![Warp::default(); members.div_ceil(WARP_SIZE)];
         crate::gpu::warp_imp::set_warps(warps.as_mut_ptr(), warps.len());
-        let mut stacks = Stacks::take(members);
+        // One stack, used again by each thread that ends; the rest only if one waits.
+        let mut stacks = Stacks::take(1);
         let run = || body.run();
         let mut waiting = None;
         for (linear, index) in threads().enumerate() {
-            let stack = stacks.0.pop().expect("a stack for every thread of the block");
+            let stack = stacks.0.pop().expect("the thread before gave its stack back");
             let mut thread = start_thread(stack, &run);
             crate::gpu::imp::set_thread(index);
             let result = thread.resume(());
@@ -269,9 +270,17 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
             }
         }
         match waiting {
-            None => false,
+            None => {
+                // The warps go with this block: the next blocks' threads run one after
+                // another, where a warp operation must refuse.
+                crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
+                false
+            }
             Some((linear, thread, wait)) => {
+                stacks.0.append(&mut Stacks::take(members - linear - 1).0);
                 let rest = threads().enumerate().skip(linear);
+                // A copy of `run` (it holds a reference alone), which `thread` borrows and which
+                // outlives it here.
                 run_block_at_once(&mut stacks, &mut warps, rest, Some((thread, wait)), run);
                 true
             }
@@ -348,12 +357,12 @@ use crate::gpu::warp_imp::Warp;
 #[cfg(not(target_arch = "nvptx64"))]
 const THREAD_STACK: usize = 1 << 20;
 
-/// Stacks kept between launches with shared memory, at most this many.
+/// Stacks kept between launches whose blocks' threads run at once, at most this many.
 #[cfg(not(target_arch = "nvptx64"))]
 const KEPT_STACKS: usize = 2048;
 
-/// Stacks a launch with shared memory maps at the most, over its system threads (a block's
-/// threads' each): each stack is two of the process's memory mappings (its guard page), of
+/// Stacks a launch whose blocks' threads run at once maps at the most, over its system threads
+/// (a block's threads' each): each stack is two of the process's memory mappings (its guard page), of
 /// which Linux allows 65530 by default.
 #[cfg(not(target_arch = "nvptx64"))]
 const MAX_STACKS: usize = 8192;
@@ -845,18 +854,26 @@ mod tests {
         unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
         assert_eq!(met.load(Ordering::Relaxed), 62);
 
-        let refused = std::panic::catch_unwind(|| {
-            let body = || {
-                if crate::gpu::block_idx_x() > 0 {
-                    crate::gpu::sync_threads();
-                }
-            };
-            // SAFETY: the slot of a live geometry; the body shares nothing.
-            unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
-        })
-        .unwrap_err();
-        let message = refused.downcast_ref::<&str>().copied().unwrap_or_default();
-        assert!(message.contains("none of the first block's threads waited"), "{message}");
-        assert_eq!(crate::gpu::block_dim_x(), 1, "the indices are those outside a kernel");
+        // A barrier, and a warp operation (whose exchange block 0 set up and took away), in
+        // block 1 alone.
+        let barrier = || crate::gpu::sync_threads();
+        let vote = || {
+            crate::gpu::warp::any(true);
+        };
+        for later in [&barrier as &(dyn Fn() + Sync), &vote] {
+            let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let body = || {
+                    if crate::gpu::block_idx_x() > 0 {
+                        later();
+                    }
+                };
+                // SAFETY: the slot of a live geometry; the body shares nothing.
+                unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
+            }))
+            .unwrap_err();
+            let message = refused.downcast_ref::<&str>().copied().unwrap_or_default();
+            assert!(message.contains("none of the first block's threads waited"), "{message}");
+            assert_eq!(crate::gpu::block_dim_x(), 1, "the indices are those outside a kernel");
+        }
     }
 }

@@ -26,8 +26,8 @@
 //!
 //! The memory holds what the block's threads wrote; what a thread reads before any wrote it is
 //! unspecified on a GPU (zero in the host-offload image). In the host-offload image a launch
-//! with shared memory runs the threads of each block at once, one system thread each, so that
-//! [`sync_threads`](super::sync_threads) is a real barrier.
+//! with shared memory runs the threads of each block at once, each a coroutine of the system
+//! thread that runs the block, so that [`sync_threads`](super::sync_threads) is a real barrier.
 
 use core::marker::PhantomData;
 
