@@ -81,6 +81,11 @@ pub(crate) mod imp {
         INDEX.with(|i| unsafe { (*i.as_ptr())[0] = thread });
     }
 
+    /// The emulated thread's index in its block.
+    pub(crate) fn thread() -> [usize; 3] {
+        INDEX.with(|i| i.get()[0])
+    }
+
     #[inline(always)]
     fn get(what: usize, axis: usize) -> usize {
         // One word read, not the whole index copied out (this runs for every index a kernel
@@ -153,14 +158,10 @@ pub(crate) mod imp {
     /// The barrier: as PTX's `bar.sync`, it waits for the threads that have not exited.
     pub(super) fn sync_threads() {
         if wait(Wait::Block).is_none() {
-            // The threads of this block run one after another, so a barrier between them
-            // cannot be honoured: refuse rather than compute a wrong answer.
+            // Only outside a kernel: every block of a launch runs where its threads can wait.
             panic!(
-                "offload::gpu::sync_threads in the host-offload image needs the block's threads \
-                 to run at once, as they do where a thread of the grid's first block waits for \
-                 the others (at sync_threads or a warp operation) or the launch has shared \
-                 memory; here they run one after another (none of the first block's threads \
-                 waited), or this is not a kernel"
+                "offload::gpu::sync_threads was called outside a kernel (call it from an \
+                 #[offload::kernel] function or what one calls)"
             );
         }
     }
@@ -254,9 +255,9 @@ axis!(
     _grid_dim_z
 );
 
-/// Barrier for the threads of one block (`bar.sync 0`). In the host-offload image, where the
-/// block's threads run at once: in a launch with shared memory, and where a thread of the grid's
-/// first block waits at a barrier or a warp operation (elsewhere it panics, saying so).
+/// Barrier for the threads of one block (`bar.sync 0`): it waits for the block's threads that
+/// have not exited. In the host-offload image the first thread of a block that reaches it makes
+/// the block's threads run at once from there. Outside a kernel it panics, saying so.
 #[inline(always)]
 pub fn sync_threads() {
     imp::sync_threads()

@@ -178,11 +178,11 @@ unsafe fn elements<T>(address: *mut u8, len: u64) -> NonNull<T> {
 /// Runs a kernel body for every (block, thread) of the launch, x fastest as CUDA numbers them:
 /// the host-offload plugin calls a kernel once for the whole grid.
 ///
-/// A block's threads run one after another, or at once where they wait for each other (a
-/// launch with shared memory, or a grid where a thread of block 0 waits at `sync_threads` or a
-/// warp operation): each a coroutine on the system thread that runs the block, with the
-/// block's memory, so that barriers and warp operations hold (see `run_block_at_once`). Blocks are
-/// independent, as on a GPU: a grid of enough work runs them on all the machine's cores
+/// Each block's threads run one after another until one of them waits for the others
+/// (`sync_threads` or a warp operation); from there the block's threads run at once, each a
+/// coroutine on the system thread that runs the block, so that barriers and warp operations
+/// hold (see [`InTurn::run`]). Each block finds this out for itself. Blocks are independent, as
+/// on a GPU: a grid of enough work runs them on all the machine's cores
 /// (`OFFLOAD_HOST_THREADS`, see `host_workers`).
 ///
 /// # Safety
@@ -209,28 +209,12 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
     // SAFETY: the caller's contract.
     let Geometry { grid, block, shared } = unsafe { crate::geometry::geometry_in(geometry) };
     let (grid, block) = (grid.map(|d| d as usize), block.map(|d| d as usize));
+    let shared = shared as usize;
     let body = Body(&body);
     let blocks = grid.iter().product::<usize>();
-    // The block of linear index `i`, and the threads of a block, x fastest.
-    let block_at = |i: usize| [i % grid[0], i / grid[0] % grid[1], i / (grid[0] * grid[1])];
-    let threads = || {
-        (0..block[2])
-            .flat_map(|z| (0..block[1]).flat_map(move |y| (0..block[0]).map(move |x| [x, y, z])))
-    };
-    // Nested loops rather than `threads()`: this is the hot path of every kernel on the CPU,
-    // and the iterator's flat maps made a saxpy launch about 1.5x slower.
-    let one_after_another = |i: usize| {
-        crate::gpu::imp::set([[0; 3], block_at(i), block, grid]);
-        for z in 0..block[2] {
-            for y in 0..block[1] {
-                for x in 0..block[0] {
-                    crate::gpu::imp::set_thread([x, y, z]);
-                    body.run();
-                }
-            }
-        }
-    };
     let members = block.iter().product::<usize>();
+    // The block of linear index `i`.
+    let block_at = |i: usize| [i % grid[0], i / grid[0] % grid[1], i / (grid[0] * grid[1])];
     // However a system thread leaves the grid (a kernel's panic unwinding included), no pointer
     // to the launch's memory, warps or coroutines stays in its thread-locals.
     let reset = || {
@@ -241,94 +225,150 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
             crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
         })
     };
-    let _reset = reset();
-    // Whether the threads of a block run at once: in a launch with shared memory, and where a
-    // thread of block 0 waits for the others (`sync_threads` or a warp operation). Block 0's
-    // threads run first, in turn, each as a coroutine, to find out: those that end before one
-    // waits are done (a GPU's barrier does not wait for threads that have exited), and the
-    // first that waits is let go with the rest of block 0, at once, on this thread.
-    let at_once = shared != 0 || {
-        crate::gpu::imp::set([[0; 3], block_at(0), block, grid]);
-        let mut warps = vec![Warp::default(); members.div_ceil(WARP_SIZE)];
-        crate::gpu::warp_imp::set_warps(warps.as_mut_ptr(), warps.len());
-        // One stack, used again by each thread that ends; the rest only if one waits.
-        let mut stacks = Stacks::take(1);
-        let run = || body.run();
-        let mut waiting = None;
-        for (linear, index) in threads().enumerate() {
-            let stack = stacks.0.pop().expect("the thread before gave its stack back");
-            let mut thread = start_thread(stack, &run);
-            crate::gpu::imp::set_thread(index);
-            let result = thread.resume(());
-            crate::gpu::imp::set_yielder(core::ptr::null());
-            match result {
-                CoroutineResult::Return(()) => stacks.0.push(thread.into_stack()),
-                CoroutineResult::Yield(wait) => {
-                    waiting = Some((linear, thread, wait));
-                    break;
-                }
-            }
-        }
-        match waiting {
-            None => {
-                // The warps go with this block: the next blocks' threads run one after
-                // another, where a warp operation must refuse.
-                crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
-                false
-            }
-            Some((linear, thread, wait)) => {
-                stacks.0.append(&mut Stacks::take(members - linear - 1).0);
-                let rest = threads().enumerate().skip(linear);
-                // A copy of `run` (it holds a reference alone), which `thread` borrows and which
-                // outlives it here.
-                run_block_at_once(&mut stacks, &mut warps, rest, Some((thread, wait)), run);
-                true
-            }
-        }
-    };
-    let mut workers = host_workers(blocks, blocks * members);
-    if at_once {
-        // Each system thread maps a stack per thread of its block.
-        workers = workers.min((MAX_STACKS / members).max(1));
-    }
-    // One system thread's share of the grid: the blocks it takes, in turn (block 0 has run
-    // already but in a launch with shared memory).
-    let next = AtomicUsize::new(if shared == 0 { 1 } else { 0 });
-    let blocks_taken = || std::iter::from_fn(|| Some(next.fetch_add(1, Ordering::Relaxed)));
-    let worker = || {
+    // One system thread's share of the grid: the blocks `take` hands it, in turn, each with
+    // its memory zeroed (a launch with shared memory). Says whether threads of one waited.
+    let run_blocks = |in_turn: &mut InTurn, take: &dyn Fn() -> Option<usize>| -> bool {
         let _reset = reset();
-        if !at_once {
-            blocks_taken().take_while(|&i| i < blocks).for_each(one_after_another);
-        } else {
-            // The block's memory, zeroed for every block, its warps' exchanges, and a stack
-            // for each of its threads.
-            let mut memory = vec![0u128; (shared as usize).div_ceil(16)];
-            let bytes = memory.len() * 16;
-            let base = memory.as_mut_ptr().cast::<u8>();
+        let mut memory = vec![0u128; shared.div_ceil(16)];
+        let bytes = memory.len() * 16;
+        let base = memory.as_mut_ptr().cast::<u8>();
+        if shared != 0 {
+            crate::gpu::shared_imp::set(base, shared);
+        }
+        let enter = |i: usize| {
             if shared != 0 {
-                crate::gpu::shared_imp::set(base, shared as usize);
-            }
-            let mut warps = vec![Warp::default(); members.div_ceil(WARP_SIZE)];
-            let mut stacks = Stacks::take(members);
-            for i in blocks_taken().take_while(|&i| i < blocks) {
                 // SAFETY: no thread of another block runs: the memory is `bytes` long.
                 unsafe { core::ptr::write_bytes(base, 0, bytes) };
-                crate::gpu::imp::set([[0; 3], block_at(i), block, grid]);
-                let all = threads().enumerate();
-                run_block_at_once(&mut stacks, &mut warps, all, None, || body.run());
             }
-            drop(memory);
-        }
+            crate::gpu::imp::set([[0; 3], block_at(i), block, grid]);
+        };
+        let waited = in_turn.run(block, take, enter, || body.run());
+        drop(memory);
+        waited
     };
+    // Block 0 first, alone on this thread: whether its threads wait sizes the workers below.
+    let mut in_turn = InTurn::new(members);
+    let first = core::cell::Cell::new((blocks > 0).then_some(0));
+    let waited = run_blocks(&mut in_turn, &|| first.take());
+    let next = AtomicUsize::new(1);
+    let take = || Some(next.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < blocks);
+    let mut workers = host_workers(blocks, blocks * members);
+    if waited {
+        // Each system thread will likely map a stack per thread of its block. (Where block 0's
+        // threads do not wait, later blocks' may all the same: on a machine of more cores than
+        // MAX_STACKS / members, mapping their stacks may then fail, with a panic that says what
+        // to do.)
+        workers = workers.min((MAX_STACKS / members).max(1));
+    }
     if workers <= 1 {
-        worker();
+        run_blocks(&mut in_turn, &take);
     } else {
+        drop(in_turn);
         std::thread::scope(|scope| {
             for _ in 0..workers {
-                scope.spawn(worker);
+                scope.spawn(|| run_blocks(&mut InTurn::new(members), &take));
             }
         });
     }
+}
+
+/// What one system thread needs to run blocks in turn: a stack for the coroutine that runs
+/// blocks' threads one after another, more for the threads of a block that wait for each
+/// other, and the exchanges of the block's warps.
+#[cfg(not(target_arch = "nvptx64"))]
+struct InTurn {
+    stacks: Stacks,
+    warps: Vec<Warp>,
+    /// Whether a block's threads have run at once since the warps were cleared.
+    used: bool,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl InTurn {
+    fn new(members: usize) -> InTurn {
+        InTurn {
+            stacks: Stacks::take(1),
+            warps: vec![Warp::default(); members.div_ceil(WARP_SIZE)],
+            used: false,
+        }
+    }
+
+    /// Runs the blocks `take` hands out, of `block` threads each, after `enter` has set each
+    /// one's index and memory, and says whether the threads of any of them waited for each
+    /// other.
+    ///
+    /// The threads run one after another in CUDA's order, block after block, all in one
+    /// coroutine, as plain calls. The first thread of a block that waits (at `sync_threads` or
+    /// a warp operation) suspends that coroutine; the threads of its block before it have
+    /// ended (a GPU's barrier does not wait for threads that have exited). That thread goes on
+    /// in the coroutine it was in, and the block's later threads each in a coroutine of its
+    /// own, all at once ([`run_block_at_once`]); the next blocks start in turn in a new
+    /// coroutine.
+    fn run(
+        &mut self,
+        block: [usize; 3],
+        take: &dyn Fn() -> Option<usize>,
+        enter: impl Fn(usize),
+        body: impl Fn(),
+    ) -> bool {
+        let mut any = false;
+        loop {
+            if self.used {
+                self.warps.fill(Warp::default());
+                self.used = false;
+            }
+            // A thread that waits at a warp operation has put in its warp's exchange first.
+            crate::gpu::warp_imp::set_warps(self.warps.as_mut_ptr(), self.warps.len());
+            let waited = core::cell::Cell::new(false);
+            let in_turn = || {
+                while let Some(i) = take() {
+                    enter(i);
+                    for z in 0..block[2] {
+                        for y in 0..block[1] {
+                            for x in 0..block[0] {
+                                crate::gpu::imp::set_thread([x, y, z]);
+                                body();
+                                // The thread that waited has gone on alone from its wait: the
+                                // rest of its block have run as coroutines of their own.
+                                if waited.get() {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+            let stack = self.stacks.0.pop().expect("a stack for the blocks' threads in turn");
+            let mut thread = start_thread(stack, &in_turn);
+            let result = thread.resume(());
+            crate::gpu::imp::set_yielder(core::ptr::null());
+            let CoroutineResult::Yield(wait) = result else {
+                // Every block handed out has run.
+                self.stacks.0.push(thread.into_stack());
+                crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
+                return any;
+            };
+            waited.set(true);
+            (self.used, any) = (true, true);
+            let [x, y, z] = crate::gpu::imp::thread();
+            let linear = x + block[0] * (y + block[1] * z);
+            let members = block.iter().product::<usize>();
+            // A stack for each thread after it.
+            let more = (members - linear - 1).saturating_sub(self.stacks.0.len());
+            self.stacks.0.append(&mut Stacks::take(more).0);
+            let rest = block_threads(block).enumerate().skip(linear);
+            // `thread` borrows `in_turn`, which outlives it here: the block's threads all end
+            // in `run_block_at_once`, or unwind with its panic.
+            run_block_at_once(&mut self.stacks, &mut self.warps, rest, Some((thread, wait)), &body);
+        }
+    }
+}
+
+/// The threads of a block of `block` threads, x fastest.
+#[cfg(not(target_arch = "nvptx64"))]
+fn block_threads(block: [usize; 3]) -> impl Iterator<Item = [usize; 3]> {
+    (0..block[2])
+        .flat_map(move |z| (0..block[1]).flat_map(move |y| (0..block[0]).map(move |x| [x, y, z])))
 }
 
 /// Runs its closure when dropped.
@@ -422,10 +462,9 @@ fn start_thread(stack: corosensei::stack::DefaultStack, body: &impl Fn()) -> Thr
     unsafe { corosensei::Coroutine::with_stack_unchecked(stack, start) }
 }
 
-/// Runs one block whose threads must run at once (a launch with shared memory, or one where a
-/// thread of block 0 waits for the others in `sync_threads` or a warp operation): each thread
-/// is a coroutine on this system thread, with the index of the block set and its own set
-/// before each resume. `threads` are the block's threads not yet ended, with their linear indices;
+/// Runs one block whose threads must run at once (one of them waits for the others in
+/// `sync_threads` or a warp operation): each thread is a coroutine on this system thread, with
+/// the index of the block set and its own set before each resume. `threads` are the block's threads not yet ended, with their linear indices;
 /// `first`, where given, is the first of them, started already and waiting.
 ///
 /// The threads are resumed in turn, in CUDA's order; each runs until it waits ([`Wait`]) or
@@ -597,7 +636,7 @@ mod tests {
         assert_eq!(stacks.0.len(), 6);
         let outside = std::panic::catch_unwind(crate::gpu::sync_threads).unwrap_err();
         let message = outside.downcast_ref::<&str>().copied().unwrap_or_default();
-        assert!(message.contains("needs the block's threads to run at once"), "{message}");
+        assert!(message.contains("sync_threads was called outside a kernel"), "{message}");
     }
 
     /// Blocks of a launch with shared memory, enough for several system threads (64 of 256
@@ -745,12 +784,12 @@ mod tests {
         assert!(stuck.contains("at sync_threads [0, 0, 0] [32, 0, 0]"), "{stuck}");
     }
 
-    /// Outside a block whose threads run at once, a warp operation refuses.
+    /// Outside a kernel, a warp operation refuses.
     #[test]
-    fn warp_operations_need_the_threads_at_once() {
+    fn warp_operations_outside_a_kernel_refuse() {
         let refused = std::panic::catch_unwind(|| crate::gpu::warp::ballot(true)).unwrap_err();
         let message = refused.downcast_ref::<&str>().copied().unwrap_or_default();
-        assert!(message.contains("warp operations in the host-offload image need"), "{message}");
+        assert!(message.contains("warp operations were called outside a kernel"), "{message}");
     }
 
     /// A kernel's panic in a block whose threads run at once leaves no pointer behind: a
@@ -775,7 +814,7 @@ mod tests {
             std::panic::catch_unwind(|| crate::gpu::warp::ballot(true)).unwrap_err(),
         ] {
             let message = refused.downcast_ref::<&str>().copied().unwrap_or_default();
-            assert!(message.contains("in the host-offload image need"), "{message}");
+            assert!(message.contains("called outside a kernel"), "{message}");
         }
         assert_eq!(crate::gpu::block_dim_x(), 1, "the indices are those outside a kernel");
     }
@@ -802,11 +841,11 @@ mod tests {
         }
     }
 
-    /// Without shared memory, a grid whose block 0's threads wait at a barrier or a warp
-    /// operation runs every block's threads at once: each thread sees the others' writes
-    /// before the barrier, and a warp's shuffles exchange, on one or several system threads.
+    /// Without shared memory, a grid whose threads all wait at a barrier and a warp operation:
+    /// each thread sees the others' writes before the barrier, and a warp's shuffles exchange,
+    /// on one or several system threads.
     #[test]
-    fn a_grid_whose_block_0_waits_runs_its_blocks_at_once() {
+    fn a_grid_whose_threads_all_wait_runs_each_block_at_once() {
         use core::sync::atomic::{AtomicU32, Ordering};
         for blocks in [3u32, 80] {
             let geometry = Geometry { grid: [blocks, 1, 1], block: [256, 1, 1], shared: 0 };
@@ -832,12 +871,10 @@ mod tests {
         }
     }
 
-    /// Threads of block 0 that end before one waits are done, as a GPU's barrier does not wait
-    /// for exited threads: a block whose thread 0 returns early still meets at its barrier.
-    /// Where no thread of block 0 waits, the threads run one after another, and a barrier in a
-    /// later block refuses, saying why.
+    /// Threads that end before one of their block waits are done, as a GPU's barrier does not
+    /// wait for exited threads: a block whose thread 0 returns early still meets at its barrier.
     #[test]
-    fn block_0_decides_whether_the_threads_run_at_once() {
+    fn threads_that_end_before_one_waits_are_done() {
         use core::sync::atomic::{AtomicU32, Ordering};
         let geometry = Geometry { grid: [2, 1, 1], block: [32, 1, 1], shared: 0 };
         let met = AtomicU32::new(0);
@@ -853,26 +890,57 @@ mod tests {
         // SAFETY: the slot of a live geometry; the body shares only an atomic.
         unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
         assert_eq!(met.load(Ordering::Relaxed), 62);
+    }
 
-        // A barrier, and a warp operation (whose exchange block 0 set up and took away), in
-        // block 1 alone.
-        let barrier = || crate::gpu::sync_threads();
-        let vote = || {
-            crate::gpu::warp::any(true);
-        };
-        for later in [&barrier as &(dyn Fn() + Sync), &vote] {
-            let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let body = || {
-                    if crate::gpu::block_idx_x() > 0 {
-                        later();
-                    }
-                };
-                // SAFETY: the slot of a live geometry; the body shares nothing.
-                unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
-            }))
-            .unwrap_err();
-            let message = refused.downcast_ref::<&str>().copied().unwrap_or_default();
-            assert!(message.contains("none of the first block's threads waited"), "{message}");
+    /// Each block finds out for itself whether its threads wait for each other: here only the
+    /// odd blocks do (block 0 does not), at a barrier and at warp operations, from a thread in
+    /// the middle of a block along y (those before it return at once), on one system thread and
+    /// on several. Barriers hold, shuffles exchange within the warps, and a warp's exchange is
+    /// clean for each block that uses it.
+    #[test]
+    fn each_block_finds_out_whether_its_threads_wait() {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        for blocks in [4u32, 96] {
+            let geometry = Geometry { grid: [blocks, 1, 1], block: [64, 4, 1], shared: 0 };
+            let n = blocks as usize * 256;
+            let values: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+            let (checked, wrong) = (AtomicU32::new(0), AtomicU32::new(0));
+            let body = || {
+                let (x, y, b) = (
+                    crate::gpu::thread_idx_x(),
+                    crate::gpu::thread_idx_y(),
+                    crate::gpu::block_idx_x(),
+                );
+                let linear = x + 64 * y;
+                let i = b * 256 + linear;
+                values[i].store(i as u32 + 1, Ordering::Relaxed);
+                // Threads (0..40, 0) return before any waits: the first to wait is (40, 0).
+                if b % 2 == 0 || (y == 0 && x < 40) {
+                    return;
+                }
+                crate::gpu::sync_threads();
+                let neighbour = b * 256 + (linear + 1) % 256;
+                let from_lane_0 = crate::gpu::warp::shuffle(i as u32, 0);
+                let votes = crate::gpu::warp::ballot(true);
+                let warp = linear / 32;
+                // Warp 1 has lanes 8.. (threads 40..64 of row 0); the others all 32.
+                let (first, expected) = if warp == 1 { (40, 0xffff_ff00) } else { (0, !0) };
+                // A returned lane 0 leaves the caller its own value.
+                let lane_0 = if first > 0 { i } else { i - linear % 32 };
+                // Every thread of the block stored its value before the barrier, those that
+                // returned included.
+                if values[neighbour].load(Ordering::Relaxed) != neighbour as u32 + 1
+                    || from_lane_0 != lane_0 as u32
+                    || votes != expected
+                {
+                    wrong.fetch_add(1, Ordering::Relaxed);
+                }
+                checked.fetch_add(1, Ordering::Relaxed);
+            };
+            // SAFETY: the slot of a live geometry; the body shares only atomics.
+            unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
+            assert_eq!(wrong.load(Ordering::Relaxed), 0, "{blocks} blocks");
+            assert_eq!(checked.load(Ordering::Relaxed), blocks / 2 * (256 - 40), "{blocks} blocks");
             assert_eq!(crate::gpu::block_dim_x(), 1, "the indices are those outside a kernel");
         }
     }

@@ -360,8 +360,7 @@ pub fn reverse_first(n: u32, values: &mut [u32]) {
 /// Warp operations, a row of 8 results per thread (tests/run/src/bin/warp.rs): a sum by
 /// `shuffle_down` (complete in lane 0) and a maximum by butterfly, of 64-bit values with both
 /// halves set (negative for the sum); lane 3's `f64` (its bits); the values one lane up and
-/// one down; a ballot, `any` and `all`. Launched with shared memory, so that the host-offload
-/// image runs a block's threads at once.
+/// one down; a ballot, `any` and `all`.
 #[offload::kernel]
 pub fn warp_rows(rows: &mut [i64]) {
     use offload::gpu::{global_id_x, warp};
@@ -388,4 +387,35 @@ pub fn warp_rows(rows: &mut [i64]) {
     if let Some(out) = rows.get_mut(t * 8..t * 8 + 8) {
         out.copy_from_slice(&row);
     }
+}
+
+/// Only the odd blocks wait (tests/run/src/bin/some_blocks_wait.rs): an even block's threads
+/// write their global index; an odd block's first `skip` threads return, the others count
+/// themselves in `arrived[block]`, meet at a barrier and write the count they see there, and
+/// the threads of its third warp (all of them there) sum their global indices by
+/// `shuffle_down`.
+#[offload::kernel]
+pub fn odd_blocks_wait(skip: u32, arrived: &mut [u32], out: &mut [u64]) {
+    use offload::gpu::{atomic, block_idx_x, global_id_x, sync_threads, thread_idx_x, warp};
+    let (t, b, i) = (thread_idx_x(), block_idx_x(), global_id_x());
+    let Some(row) = out.get_mut(2 * i..2 * i + 2) else { return };
+    if b % 2 == 0 {
+        row.copy_from_slice(&[i as u64, 0]);
+        return;
+    }
+    if t < skip as usize {
+        return;
+    }
+    let Some(count) = arrived.get_mut(b) else { return };
+    atomic::fetch_add(count, 1);
+    sync_threads();
+    let seen = atomic::fetch_add(count, 0);
+    let mut sum = 0;
+    if t >= 64 {
+        sum = i as u64;
+        for offset in [16, 8, 4, 2, 1] {
+            sum += warp::shuffle_down(sum, offset);
+        }
+    }
+    row.copy_from_slice(&[seen as u64, sum]);
 }

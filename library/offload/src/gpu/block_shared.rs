@@ -25,9 +25,10 @@
 //! ```
 //!
 //! The memory holds what the block's threads wrote; what a thread reads before any wrote it is
-//! unspecified on a GPU (zero in the host-offload image). In the host-offload image a launch
-//! with shared memory runs the threads of each block at once, each a coroutine of the system
-//! thread that runs the block, so that [`sync_threads`](super::sync_threads) is a real barrier.
+//! unspecified on a GPU (zero in the host-offload image). In the host-offload image each block
+//! has its own memory, and from the first [`sync_threads`](super::sync_threads) on its threads
+//! run at once, each a coroutine of the system thread that runs the block, so that the barrier
+//! is a real one.
 
 use core::marker::PhantomData;
 

@@ -15,11 +15,10 @@
 //! // lane 0 holds the warp's sum
 //! ```
 //!
-//! On a GPU these are PTX's `shfl.sync` and `vote.sync`. In the host-offload image they need
-//! the block's threads to run at once, as `sync_threads` does: they do in a launch with shared
-//! memory, and where a thread of the grid's first block waits at a barrier or a warp
-//! operation. Each thread waits there for the other threads of its warp that have not
-//! returned; elsewhere the operations panic, saying so. A shuffle from a thread that has
+//! On a GPU these are PTX's `shfl.sync` and `vote.sync`. In the host-offload image the first
+//! thread of a block that reaches one makes the block's threads run at once from there, as
+//! `sync_threads` does, and each thread waits there for the other threads of its warp that have
+//! not returned (outside a kernel the operations panic, saying so). A shuffle from a thread that has
 //! returned gives the caller's own value there, and a vote counts the threads that have not,
 //! as `vote.sync` does on a GPU.
 //!
@@ -267,12 +266,10 @@ pub(crate) mod imp {
         let (warps, len) = WARPS.with(Cell::get);
         let thread = linear_thread();
         if warps.is_null() || thread / WARP_SIZE >= len {
+            // Only outside a kernel: every block of a launch has its warps set.
             panic!(
-                "offload::gpu::warp operations in the host-offload image need the block's \
-                 threads to run at once, as they do where a thread of the grid's first block \
-                 waits for the others (at sync_threads or a warp operation) or the launch has \
-                 shared memory; here they run one after another (none of the first block's \
-                 threads waited), or this is not a kernel"
+                "offload::gpu::warp operations were called outside a kernel (call them from an \
+                 #[offload::kernel] function or what one calls)"
             );
         }
         let lane = thread % WARP_SIZE;
@@ -287,7 +284,7 @@ pub(crate) mod imp {
             op
         };
         if crate::gpu::imp::wait(crate::gpu::imp::Wait::Warp).is_none() {
-            unreachable!("a block's warps are set only while its threads run at once");
+            unreachable!("a block's warps are set only while its threads can wait");
         }
         // SAFETY: as above; `run_grid` has not moved the warps while the block runs.
         let warp = unsafe { &*warps.add(thread / WARP_SIZE) };

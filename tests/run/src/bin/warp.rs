@@ -2,7 +2,7 @@
 //! of these set (down, up, butterfly, from a lane), and votes (ballot, any, all), over 8 warps
 //! in 4 blocks of 64, each thread writing a row of results; checked against a model of CUDA's
 //! definitions; launched with shared memory and again without (in the host-offload image a
-//! block's threads run at once either way: the first block's threads wait at warp operations);
+//! block's threads run at once either way, from its first thread's first warp operation);
 //! also with the blocks on three system threads.
 //@ run: => h2d=2 d2h=2
 //@ run: => h2d=2 d2h=2 env=OFFLOAD_HOST_THREADS=3
@@ -57,8 +57,8 @@ fn main() -> Result<(), offload::Error> {
     let warp_sum = |w: i64| -(w * 32..w * 32 + 32).map(|u| (u << 33) | u).sum::<i64>();
     assert_eq!(rows[0], warp_sum(0), "lane 0 holds its warp's sum");
     assert_eq!(rows[7 * 32 * 8], warp_sum(7), "lane 0 holds its warp's sum");
-    // The same without shared memory: in the host-offload image the first block's threads wait
-    // at a warp operation, so the blocks' threads run at once there too.
+    // The same without shared memory: in the host-offload image each block's threads run at
+    // once from its first thread's first warp operation, as with it.
     let mut again = vec![-1i64; n * 8];
     offload::launch!(kernels::warp_rows, BLOCKS as u32, THREADS as u32, (&mut again[..],))?;
     assert_eq!(again, rows, "without shared memory");
