@@ -128,8 +128,7 @@ pub(crate) mod imp {
     pub(crate) type Yielder = corosensei::Yielder<(), Wait>;
 
     thread_local! {
-        /// The running emulated thread's [`Yielder`]; null where a block's threads run one
-        /// after another.
+        /// The running emulated thread's [`Yielder`]; null outside a kernel.
         static YIELDER: Cell<*const Yielder> = const { Cell::new(core::ptr::null()) };
     }
 
@@ -141,8 +140,7 @@ pub(crate) mod imp {
     }
 
     /// Suspends the running emulated thread until `run_grid` resumes it: when every thread it
-    /// waits for (`wait`) waits too or has returned. `None` where the block's threads run one
-    /// after another.
+    /// waits for (`wait`) waits too or has returned. `None` outside a kernel.
     pub(crate) fn wait(wait: Wait) -> Option<()> {
         let yielder = YIELDER.with(Cell::get);
         if yielder.is_null() {

@@ -253,11 +253,10 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
     let next = AtomicUsize::new(1);
     let take = || Some(next.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < blocks);
     let mut workers = host_workers(blocks, blocks * members);
-    if waited {
-        // Each system thread will likely map a stack per thread of its block. (Where block 0's
-        // threads do not wait, later blocks' may all the same: on a machine of more cores than
-        // MAX_STACKS / members, mapping their stacks may then fail, with a panic that says what
-        // to do.)
+    if waited || shared != 0 {
+        // Each system thread will likely map a stack per thread of its block. (Where neither
+        // says so, later blocks' threads may wait all the same: `InTurn::grow` then keeps the
+        // stacks mapped at once within MAX_STACKS.)
         workers = workers.min((MAX_STACKS / members).max(1));
     }
     if workers <= 1 {
@@ -277,10 +276,28 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
 /// other, and the exchanges of the block's warps.
 #[cfg(not(target_arch = "nvptx64"))]
 struct InTurn {
+    /// The stack of the coroutine of the threads in turn, and those for threads at once.
     stacks: Stacks,
+    /// How many of `stacks` are for threads at once: counted in [`HELD`].
+    counted: usize,
     warps: Vec<Warp>,
     /// Whether a block's threads have run at once since the warps were cleared.
     used: bool,
+}
+
+/// Stacks for threads at once that the system threads running blocks hold, over the process
+/// (`InTurn::counted` of each), kept within [`MAX_STACKS`]: with the room they wait for.
+#[cfg(not(target_arch = "nvptx64"))]
+static HELD: (std::sync::Mutex<usize>, std::sync::Condvar) =
+    (std::sync::Mutex::new(0), std::sync::Condvar::new());
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Drop for InTurn {
+    fn drop(&mut self) {
+        let mut held = HELD.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *held -= self.counted;
+        HELD.1.notify_all();
+    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -288,9 +305,36 @@ impl InTurn {
     fn new(members: usize) -> InTurn {
         InTurn {
             stacks: Stacks::take(1),
+            counted: 0,
             warps: vec![Warp::default(); members.div_ceil(WARP_SIZE)],
             used: false,
         }
+    }
+
+    /// Makes `stacks` (without the one in use by the threads in turn) `need` long, within
+    /// [`MAX_STACKS`] over the process. Where there is no room, this thread gives back the
+    /// stacks it holds and waits for room for all it needs: every thread that holds stacks
+    /// either runs a block, which ends, or waits holding none, so the room comes.
+    fn grow(&mut self, need: usize) {
+        let more = need.saturating_sub(self.stacks.0.len());
+        if more == 0 {
+            return;
+        }
+        let mut held = HELD.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *held + more > MAX_STACKS {
+            *held -= self.counted;
+            self.counted = 0;
+            HELD.1.notify_all();
+            while *held > 0 && *held + need > MAX_STACKS {
+                held = HELD.1.wait(held).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+            drop(core::mem::replace(&mut self.stacks, Stacks(Vec::new())));
+        }
+        let more = need - self.stacks.0.len();
+        *held += more;
+        self.counted += more;
+        drop(held);
+        self.stacks.0.append(&mut Stacks::take(more).0);
     }
 
     /// Runs the blocks `take` hands out, of `block` threads each, after `enter` has set each
@@ -354,8 +398,7 @@ impl InTurn {
             let linear = x + block[0] * (y + block[1] * z);
             let members = block.iter().product::<usize>();
             // A stack for each thread after it.
-            let more = (members - linear - 1).saturating_sub(self.stacks.0.len());
-            self.stacks.0.append(&mut Stacks::take(more).0);
+            self.grow(members - linear - 1);
             let rest = block_threads(block).enumerate().skip(linear);
             // `thread` borrows `in_turn`, which outlives it here: the block's threads all end
             // in `run_block_at_once`, or unwind with its panic.
@@ -397,13 +440,13 @@ use crate::gpu::warp_imp::Warp;
 #[cfg(not(target_arch = "nvptx64"))]
 const THREAD_STACK: usize = 1 << 20;
 
-/// Stacks kept between launches whose blocks' threads run at once, at most this many.
+/// Stacks kept between launches, at most this many.
 #[cfg(not(target_arch = "nvptx64"))]
 const KEPT_STACKS: usize = 2048;
 
-/// Stacks a launch whose blocks' threads run at once maps at the most, over its system threads
-/// (a block's threads' each): each stack is two of the process's memory mappings (its guard page), of
-/// which Linux allows 65530 by default.
+/// Stacks for threads of blocks at once mapped at the most, over the process (a stack for each
+/// thread of each block whose threads run at once): each stack is two of the process's memory
+/// mappings (its guard page), of which Linux allows 65530 by default.
 #[cfg(not(target_arch = "nvptx64"))]
 const MAX_STACKS: usize = 8192;
 
@@ -445,8 +488,9 @@ impl Drop for Stacks {
     }
 }
 
-/// An emulated thread of a block whose threads run at once: a coroutine on the system thread
-/// that runs the block, which waits ([`Wait`]) by suspending.
+/// Emulated threads of blocks that run in turn, or one emulated thread of a block whose threads
+/// run at once: a coroutine on the system thread that runs the block, which waits ([`Wait`]) by
+/// suspending.
 #[cfg(not(target_arch = "nvptx64"))]
 type Thread = corosensei::Coroutine<(), Wait, (), corosensei::stack::DefaultStack>;
 
@@ -943,5 +987,27 @@ mod tests {
             assert_eq!(checked.load(Ordering::Relaxed), blocks / 2 * (256 - 40), "{blocks} blocks");
             assert_eq!(crate::gpu::block_dim_x(), 1, "the indices are those outside a kernel");
         }
+    }
+
+    /// A system thread that needs stacks for a block at once, where others hold all but a few
+    /// of MAX_STACKS, waits until they give theirs back, holding none meanwhile.
+    #[test]
+    fn stacks_for_blocks_at_once_wait_for_room() {
+        use core::sync::atomic::{AtomicBool, Ordering};
+        let mut first = InTurn::new(32);
+        first.grow(MAX_STACKS - 10);
+        let given_back = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let second = scope.spawn(|| {
+                let mut second = InTurn::new(32);
+                second.grow(100);
+                assert!(given_back.load(Ordering::SeqCst), "room before the first gave it back");
+                assert_eq!(second.stacks.0.len(), 100);
+            });
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            given_back.store(true, Ordering::SeqCst);
+            drop(first);
+            second.join().unwrap();
+        });
     }
 }

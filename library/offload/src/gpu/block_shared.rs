@@ -26,7 +26,8 @@
 //!
 //! The memory holds what the block's threads wrote; what a thread reads before any wrote it is
 //! unspecified on a GPU (zero in the host-offload image). In the host-offload image each block
-//! has its own memory, and from the first [`sync_threads`](super::sync_threads) on its threads
+//! has its own memory, and from the first [`sync_threads`](super::sync_threads) (or warp
+//! operation) on its threads
 //! run at once, each a coroutine of the system thread that runs the block, so that the barrier
 //! is a real one.
 

@@ -239,8 +239,8 @@ pub(crate) mod imp {
     }
 
     thread_local! {
-        /// The warps of the block that runs on this system thread, where its threads run at
-        /// once (null elsewhere); `run_grid` sets it per block.
+        /// The warps of the block that runs on this system thread (null outside a kernel);
+        /// `run_grid` sets them.
         static WARPS: Cell<(*mut Warp, usize)> = const { Cell::new((core::ptr::null_mut(), 0)) };
     }
 
@@ -286,6 +286,10 @@ pub(crate) mod imp {
         if crate::gpu::imp::wait(crate::gpu::imp::Wait::Warp).is_none() {
             unreachable!("a block's warps are set only while its threads can wait");
         }
+        // The warps as set now: `run_grid` may have set them again, from a new borrow of the
+        // same memory, while this thread waited (the pointer from before the wait would be one
+        // that borrow has invalidated).
+        let (warps, _) = WARPS.with(Cell::get);
         // SAFETY: as above; `run_grid` has not moved the warps while the block runs.
         let warp = unsafe { &*warps.add(thread / WARP_SIZE) };
         read(&warp.slots[(op % 2) as usize], op + 1, lane)
