@@ -96,15 +96,21 @@ pub(crate) mod imp {
     /// The four indices of one axis, as the nvptx side names them.
     macro_rules! axis {
         ($axis:literal, $thread:ident, $block:ident, $bdim:ident, $gdim:ident) => {
+            // Inlined into the kernels' crates: each is a thread-local read in a loop of the
+            // grid's threads.
+            #[inline(always)]
             pub(super) fn $thread() -> usize {
                 get(0, $axis)
             }
+            #[inline(always)]
             pub(super) fn $block() -> usize {
                 get(1, $axis)
             }
+            #[inline(always)]
             pub(super) fn $bdim() -> usize {
                 get(2, $axis)
             }
+            #[inline(always)]
             pub(super) fn $gdim() -> usize {
                 get(3, $axis)
             }
