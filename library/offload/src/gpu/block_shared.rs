@@ -181,6 +181,8 @@ pub(crate) mod imp {
         MEMORY.with(|m| m.set((base, bytes)));
     }
 
+    // Inlined into the kernels' crates, as the indices' reads are.
+    #[inline(always)]
     pub(super) fn memory() -> (*mut u8, usize) {
         let (base, bytes) = MEMORY.with(Cell::get);
         // No memory: a dangling, aligned address for the empty handle.

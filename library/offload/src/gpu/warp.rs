@@ -251,11 +251,13 @@ pub(crate) mod imp {
     }
 
     /// The caller's index in its block, x fastest.
+    #[inline(always)]
     fn linear_thread() -> usize {
         use crate::gpu::{block_dim_x, block_dim_y, thread_idx_x, thread_idx_y, thread_idx_z};
         thread_idx_x() + block_dim_x() * (thread_idx_y() + block_dim_y() * thread_idx_z())
     }
 
+    #[inline(always)]
     pub(super) fn lane_id() -> usize {
         linear_thread() % WARP_SIZE
     }
