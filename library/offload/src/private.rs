@@ -1010,4 +1010,32 @@ mod tests {
             second.join().unwrap();
         });
     }
+
+    /// A warp's exchange is clean for each block whose threads wait: block 1's lanes leave it
+    /// at different operation numbers (the first 16 make a second shuffle after the others have
+    /// returned), block 2's threads do not wait, and block 3's ballot counts every lane.
+    #[test]
+    fn each_block_that_waits_has_clean_warps() {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        let geometry = Geometry { grid: [4, 1, 1], block: [32, 1, 1], shared: 0 };
+        let ballots = AtomicU32::new(0);
+        let body = || {
+            let (t, b) = (crate::gpu::thread_idx_x(), crate::gpu::block_idx_x());
+            match b {
+                1 => {
+                    crate::gpu::warp::shuffle(t as u32, 0);
+                    if t < 16 {
+                        crate::gpu::warp::shuffle(t as u32, 0);
+                    }
+                }
+                3 if crate::gpu::warp::ballot(true) == !0 => {
+                    ballots.fetch_add(1, Ordering::Relaxed);
+                }
+                _ => {}
+            }
+        };
+        // SAFETY: the slot of a live geometry; the body shares only an atomic.
+        unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
+        assert_eq!(ballots.load(Ordering::Relaxed), 32);
+    }
 }
