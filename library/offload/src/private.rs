@@ -259,16 +259,54 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
         // stacks mapped at once within MAX_STACKS.)
         workers = workers.min((MAX_STACKS / members).max(1));
     }
-    if workers <= 1 {
-        run_blocks(&mut in_turn, &take);
-    } else {
-        drop(in_turn);
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| run_blocks(&mut InTurn::new(members), &take));
-            }
-        });
+    match host_pool().filter(|_| workers > 1) {
+        None => {
+            run_blocks(&mut in_turn, &take);
+        }
+        Some(pool) => {
+            drop(in_turn);
+            pool.scope(|scope| {
+                for _ in 0..workers {
+                    scope.spawn(|_| {
+                        run_blocks(&mut InTurn::new(members), &take);
+                    });
+                }
+            });
+        }
     }
+}
+
+/// The system threads that run grids' blocks beside the launching thread: as many as
+/// `host_workers` may ask for, started with the first grid that wants them and kept (starting
+/// two threads cost 85 us a launch on a two-core machine, more than a grid of 16384 saxpy
+/// threads takes on one). `None` where they cannot be started, and in a child process forked
+/// after they were (its copy of the pool has no threads): grids then run on the launching
+/// thread alone.
+#[cfg(not(target_arch = "nvptx64"))]
+fn host_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<(rayon::ThreadPool, u32)>> = std::sync::OnceLock::new();
+    let (pool, process) = POOL
+        .get_or_init(|| {
+            let threads = chosen_host_threads().unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+            });
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("offload-host-{i}"))
+                .build();
+            match pool {
+                Ok(pool) => Some((pool, std::process::id())),
+                Err(e) => {
+                    eprintln!(
+                        "offload: warning: no threads for the host-offload image's grids ({e}); \
+                         each runs on its launching thread"
+                    );
+                    None
+                }
+            }
+        })
+        .as_ref()?;
+    (*process == std::process::id()).then_some(pool)
 }
 
 /// What one system thread needs to run blocks in turn: a stack for the coroutine that runs
@@ -617,18 +655,12 @@ fn run_block_at_once(
     stacks.0.extend(ended.into_iter().map(Thread::into_stack));
 }
 
-/// Kernel threads in a grid below which the host-offload image runs it on the calling thread
-/// alone: starting system threads costs more than the work.
+/// `OFFLOAD_HOST_THREADS`, read once: `None` where unset (or not a positive number, with a
+/// warning).
 #[cfg(not(target_arch = "nvptx64"))]
-const PARALLEL_THREADS: usize = 1 << 14;
-
-/// How many system threads run a grid's blocks in the host-offload image: `OFFLOAD_HOST_THREADS`
-/// if set (1 runs every grid on the calling thread, in order), else the machine's cores for a
-/// grid of several blocks and at least [`PARALLEL_THREADS`] threads, else 1.
-#[cfg(not(target_arch = "nvptx64"))]
-fn host_workers(blocks: usize, threads: usize) -> usize {
+fn chosen_host_threads() -> Option<usize> {
     static CHOSEN: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    let chosen = *CHOSEN.get_or_init(|| {
+    *CHOSEN.get_or_init(|| {
         let value = std::env::var("OFFLOAD_HOST_THREADS").ok()?;
         match value.trim().parse::<usize>() {
             Ok(n) if n > 0 => Some(n),
@@ -639,8 +671,22 @@ fn host_workers(blocks: usize, threads: usize) -> usize {
                 None
             }
         }
-    });
-    let workers = match chosen {
+    })
+}
+
+/// Kernel threads in a grid below which the host-offload image runs it on the calling thread
+/// alone: handing blocks to the pool's threads and waiting for them (35-40 us on a two-core
+/// machine) costs more than they save (a saxpy of 16384 threads: 85 us on two threads, 50-60 us
+/// on one).
+#[cfg(not(target_arch = "nvptx64"))]
+const PARALLEL_THREADS: usize = 1 << 15;
+
+/// How many system threads run a grid's blocks in the host-offload image: `OFFLOAD_HOST_THREADS`
+/// if set (1 runs every grid on the calling thread, in order), else the machine's cores for a
+/// grid of several blocks and at least [`PARALLEL_THREADS`] threads, else 1.
+#[cfg(not(target_arch = "nvptx64"))]
+fn host_workers(blocks: usize, threads: usize) -> usize {
+    let workers = match chosen_host_threads() {
         Some(n) => n,
         None if threads < PARALLEL_THREADS => 1,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -683,13 +729,13 @@ mod tests {
         assert!(message.contains("sync_threads was called outside a kernel"), "{message}");
     }
 
-    /// Blocks of a launch with shared memory, enough for several system threads (64 of 256
+    /// Blocks of a launch with shared memory, enough for several system threads (128 of 256
     /// threads: `host_workers`): each block's threads see only their block's memory, zeroed
     /// for it, and wait for each other.
     #[test]
     fn blocks_with_shared_memory_each_have_their_own_zeroed_memory() {
         use core::sync::atomic::{AtomicU32, Ordering};
-        const BLOCKS: usize = 64;
+        const BLOCKS: usize = 128;
         const THREADS: usize = 256;
         let geometry =
             Geometry { grid: [BLOCKS as u32, 1, 1], block: [THREADS as u32, 1, 1], shared: 1024 };
@@ -891,7 +937,7 @@ mod tests {
     #[test]
     fn a_grid_whose_threads_all_wait_runs_each_block_at_once() {
         use core::sync::atomic::{AtomicU32, Ordering};
-        for blocks in [3u32, 80] {
+        for blocks in [3u32, 160] {
             let geometry = Geometry { grid: [blocks, 1, 1], block: [256, 1, 1], shared: 0 };
             let n = blocks as usize * 256;
             let values: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
@@ -944,7 +990,7 @@ mod tests {
     #[test]
     fn each_block_finds_out_whether_its_threads_wait() {
         use core::sync::atomic::{AtomicU32, Ordering};
-        for blocks in [4u32, 96] {
+        for blocks in [4u32, 160] {
             let geometry = Geometry { grid: [blocks, 1, 1], block: [64, 4, 1], shared: 0 };
             let n = blocks as usize * 256;
             let values: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();

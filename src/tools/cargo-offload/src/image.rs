@@ -61,7 +61,15 @@ pub(crate) fn build_host_image(project: &Project, config: &Config, rustc: &Path)
         .env("RUSTC", rustc)
         .rustflags(&rustflags(
             project,
-            &["--cfg", "offload_device", "--check-cfg=cfg(offload_device)"],
+            &[
+                "--cfg",
+                "offload_device",
+                "--check-cfg=cfg(offload_device)",
+                // The image keeps the threads that run its grids' blocks (the library's pool)
+                // for the process: libomptarget unloads it at exit, under their feet, unless it
+                // stays loaded.
+                "-Clink-arg=-Wl,-z,nodelete",
+            ],
         ));
     config.status(&format!("building the host-offload image of {} (x86_64)", project.name));
     config.runner.run("the host-offload image build", &cmd)?;

@@ -98,7 +98,7 @@ fn cargo_offload_with(
     (out.status.success(), stdout, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-const IMAGE_LINE: &str = "CARGO_TARGET_DIR=$PKG/target/offload/device RUSTC=$RUSTC RUSTFLAGS='--cfg offload_device --check-cfg=cfg(offload_device)' \
+const IMAGE_LINE: &str = "CARGO_TARGET_DIR=$PKG/target/offload/device RUSTC=$RUSTC RUSTFLAGS='--cfg offload_device --check-cfg=cfg(offload_device) -Clink-arg=-Wl,-z,nodelete' \
 cargo build --release --target x86_64-unknown-linux-gnu --manifest-path $PKG/target/offload/images/app/x86_64/Cargo.toml --quiet";
 
 fn host_line(verb: &str, env: &str) -> String {
@@ -336,7 +336,8 @@ fn dry_build_in(pkg: &Path, env: &[(&str, &str)]) -> (bool, String, String) {
 
 /// The host program's and the host-offload image's lines, with the user's flags in front.
 fn lines_with_user_flags(flags: &str) -> [String; 2] {
-    let ours_image = "--cfg offload_device --check-cfg=cfg(offload_device)";
+    let ours_image =
+        "--cfg offload_device --check-cfg=cfg(offload_device) -Clink-arg=-Wl,-z,nodelete";
     let image = IMAGE_LINE.replace(
         &format!("RUSTFLAGS='{ours_image}'"),
         &format!("RUSTFLAGS='{flags} {ours_image}'"),
