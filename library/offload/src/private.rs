@@ -259,20 +259,27 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
         // stacks mapped at once within MAX_STACKS.)
         workers = workers.min((MAX_STACKS / members).max(1));
     }
-    match host_pool().filter(|_| workers > 1) {
-        None => {
-            run_blocks(&mut in_turn, &take);
-        }
-        Some(pool) => {
-            drop(in_turn);
-            pool.scope(|scope| {
-                for _ in 0..workers {
-                    scope.spawn(|_| {
-                        run_blocks(&mut InTurn::new(members), &take);
-                    });
-                }
-            });
-        }
+    if workers <= 1 {
+        run_blocks(&mut in_turn, &take);
+        return;
+    }
+    drop(in_turn);
+    // A thread of another rayon pool (the program's) that waited for this one would run that
+    // pool's other tasks meanwhile, a launch among them: such a launch, a forked child (whose
+    // pool has no threads) and a process without the pool start threads of its own instead.
+    match host_pool().filter(|_| rayon::current_thread_index().is_none()) {
+        Some(pool) => pool.scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|_| {
+                    run_blocks(&mut InTurn::new(members), &take);
+                });
+            }
+        }),
+        None => std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| run_blocks(&mut InTurn::new(members), &take));
+            }
+        }),
     }
 }
 
@@ -280,8 +287,7 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
 /// `host_workers` may ask for, started with the first grid that wants them and kept (starting
 /// two threads cost 85 us a launch on a two-core machine, more than a grid of 16384 saxpy
 /// threads takes on one). `None` where they cannot be started, and in a child process forked
-/// after they were (its copy of the pool has no threads): grids then run on the launching
-/// thread alone.
+/// after they were (its copy of the pool has no threads).
 #[cfg(not(target_arch = "nvptx64"))]
 fn host_pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<(rayon::ThreadPool, u32)>> = std::sync::OnceLock::new();
@@ -1083,5 +1089,29 @@ mod tests {
         // SAFETY: the slot of a live geometry; the body shares only an atomic.
         unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
         assert_eq!(ballots.load(Ordering::Relaxed), 32);
+    }
+
+    /// A launch from a thread of the program's own rayon pool runs its blocks on threads of its
+    /// own, not the library's pool (waiting for which, that thread would run the program's
+    /// other tasks): every block runs, none on the library's threads.
+    #[test]
+    fn a_launch_from_another_rayon_pool_does_not_wait_for_the_library_pool() {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        let geometry = Geometry { grid: [256, 1, 1], block: [256, 1, 1], shared: 0 };
+        let (ran, on_pool) = (AtomicU32::new(0), AtomicU32::new(0));
+        let body = || {
+            ran.fetch_add(1, Ordering::Relaxed);
+            let name = std::thread::current().name().map(str::to_owned);
+            if name.is_some_and(|n| n.starts_with("offload-host-")) {
+                on_pool.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        let programs = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        // SAFETY: the slot of a live geometry; the body shares only atomics.
+        programs.install(|| unsafe {
+            run_grid(crate::geometry::geometry_slot(&geometry) as u64, body)
+        });
+        assert_eq!(ran.load(Ordering::Relaxed), 256 * 256);
+        assert_eq!(on_pool.load(Ordering::Relaxed), 0);
     }
 }
