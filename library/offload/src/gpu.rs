@@ -74,6 +74,11 @@ pub(crate) mod imp {
         INDEX.with(|i| i.set(index));
     }
 
+    /// The emulated thread's indices as they are set.
+    pub(crate) fn index() -> Index {
+        INDEX.with(Cell::get)
+    }
+
     /// Sets the emulated thread's index in its block alone (the block's stay).
     #[inline(always)]
     pub(crate) fn set_thread(thread: [usize; 3]) {
@@ -143,6 +148,11 @@ pub(crate) mod imp {
     /// suspended or has ended.
     pub(crate) fn set_yielder(yielder: *const Yielder) {
         YIELDER.with(|y| y.set(yielder));
+    }
+
+    /// The running emulated thread's suspension point as it is set.
+    pub(crate) fn yielder() -> *const Yielder {
+        YIELDER.with(Cell::get)
     }
 
     /// Suspends the running emulated thread until `run_grid` resumes it: when every thread it

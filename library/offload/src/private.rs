@@ -215,14 +215,21 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
     let members = block.iter().product::<usize>();
     // The block of linear index `i`.
     let block_at = |i: usize| [i % grid[0], i / grid[0] % grid[1], i / (grid[0] * grid[1])];
-    // However a system thread leaves the grid (a kernel's panic unwinding included), no pointer
-    // to the launch's memory, warps or coroutines stays in its thread-locals.
+    // However a system thread leaves the grid (a kernel's panic unwinding included), its
+    // thread-locals are as they were before: no pointer to the launch's memory, warps or
+    // coroutines stays, and a grid run inside a kernel's thread on the same system thread
+    // (rayon's work stealing, where the library shares rayon with the kernel) leaves that
+    // thread's indices as it found them.
     let reset = || {
-        OnDrop(|| {
-            crate::gpu::shared_imp::set(core::ptr::null_mut(), 0);
-            crate::gpu::warp_imp::set_warps(core::ptr::null_mut(), 0);
-            crate::gpu::imp::set_yielder(core::ptr::null());
-            crate::gpu::imp::set(crate::gpu::imp::OUTSIDE);
+        let shared = crate::gpu::shared_imp::get();
+        let warps = crate::gpu::warp_imp::warps();
+        let yielder = crate::gpu::imp::yielder();
+        let index = crate::gpu::imp::index();
+        OnDrop(move || {
+            crate::gpu::shared_imp::set(shared.0, shared.1);
+            crate::gpu::warp_imp::set_warps(warps.0, warps.1);
+            crate::gpu::imp::set_yielder(yielder);
+            crate::gpu::imp::set(index);
         })
     };
     // One system thread's share of the grid: the blocks `take` hands it, in turn, each with
@@ -264,12 +271,15 @@ pub unsafe fn run_grid(geometry: u64, body: impl Fn()) {
         return;
     }
     drop(in_turn);
-    // A thread of another rayon pool (the program's) that waited for this one would run that
-    // pool's other tasks meanwhile, a launch among them: such a launch, a forked child (whose
-    // pool has no threads) and a process without the pool start threads of its own instead.
+    // A thread of another pool of the same rayon that waited for this one would run that
+    // pool's other tasks meanwhile, a launch among them. (An image links its own rayon, to
+    // which the program's pools are outside threads that just wait; the library's unit tests
+    // share one.) Such a launch, a forked child (whose pool has no threads) and a process
+    // without the pool start threads of their own instead.
     match host_pool().filter(|_| rayon::current_thread_index().is_none()) {
         Some(pool) => pool.scope(|scope| {
-            for _ in 0..workers {
+            // More jobs than the pool's threads would find no blocks left.
+            for _ in 0..workers.min(pool.current_num_threads()) {
                 scope.spawn(|_| {
                     run_blocks(&mut InTurn::new(members), &take);
                 });
@@ -304,8 +314,8 @@ fn host_pool() -> Option<&'static rayon::ThreadPool> {
                 Ok(pool) => Some((pool, std::process::id())),
                 Err(e) => {
                     eprintln!(
-                        "offload: warning: no threads for the host-offload image's grids ({e}); \
-                         each runs on its launching thread"
+                        "offload: warning: no pool of threads for the host-offload image's \
+                         grids ({e}); each starts threads of its own"
                     );
                     None
                 }
@@ -1091,9 +1101,10 @@ mod tests {
         assert_eq!(ballots.load(Ordering::Relaxed), 32);
     }
 
-    /// A launch from a thread of the program's own rayon pool runs its blocks on threads of its
-    /// own, not the library's pool (waiting for which, that thread would run the program's
-    /// other tasks): every block runs, none on the library's threads.
+    /// A launch from a thread of another pool of the same rayon (as here, where the tests share
+    /// the library's rayon) runs its blocks on threads of its own, not the library's pool
+    /// (waiting for which, that thread would run its pool's other tasks): every block runs,
+    /// none on the library's threads.
     #[test]
     fn a_launch_from_another_rayon_pool_does_not_wait_for_the_library_pool() {
         use core::sync::atomic::{AtomicU32, Ordering};
@@ -1113,5 +1124,69 @@ mod tests {
         });
         assert_eq!(ran.load(Ordering::Relaxed), 256 * 256);
         assert_eq!(on_pool.load(Ordering::Relaxed), 0);
+    }
+
+    /// A grid run inside a kernel's thread, on the same system thread, leaves that thread's
+    /// indices, memory and warps as it found them.
+    #[test]
+    fn a_grid_inside_a_kernel_thread_leaves_its_indices() {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        let outer = Geometry { grid: [3, 1, 1], block: [64, 1, 1], shared: 32 };
+        let inner = Geometry { grid: [2, 1, 1], block: [8, 1, 1], shared: 0 };
+        let (wrong, inner_ran) = (AtomicU32::new(0), AtomicU32::new(0));
+        let body = || {
+            let before = (crate::gpu::imp::index(), crate::gpu::shared_imp::get());
+            if crate::gpu::thread_idx_x() == 5 {
+                let count = || {
+                    inner_ran.fetch_add(1, Ordering::Relaxed);
+                };
+                // SAFETY: the slot of a live geometry; the body shares only an atomic.
+                unsafe { run_grid(crate::geometry::geometry_slot(&inner) as u64, count) };
+            }
+            crate::gpu::sync_threads();
+            if (crate::gpu::imp::index(), crate::gpu::shared_imp::get()) != before {
+                wrong.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        // SAFETY: as above.
+        unsafe { run_grid(crate::geometry::geometry_slot(&outer) as u64, body) };
+        assert_eq!(inner_ran.load(Ordering::Relaxed), 3 * 16);
+        assert_eq!(wrong.load(Ordering::Relaxed), 0);
+    }
+
+    /// A kernel's panic in a block on the library's pool comes back to the launch with its
+    /// message, and leaves the pool's threads outside any kernel: the next launch runs every
+    /// thread.
+    #[test]
+    fn a_panic_on_the_pool_leaves_it_usable() {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        let geometry = Geometry { grid: [160, 1, 1], block: [256, 1, 1], shared: 0 };
+        let panicked = std::panic::catch_unwind(|| {
+            let body = || {
+                if crate::gpu::block_idx_x() == 100 && crate::gpu::thread_idx_x() == 40 {
+                    panic!("thread 40 of block 100");
+                }
+            };
+            // SAFETY: the slot of a live geometry; the body shares nothing.
+            unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
+        })
+        .unwrap_err();
+        let message = panicked
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panicked.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        assert!(message.contains("thread 40 of block 100") || message.contains("panicked"));
+        let (ran, outside) = (AtomicU32::new(0), AtomicU32::new(0));
+        let body = || {
+            ran.fetch_add(1, Ordering::Relaxed);
+            if crate::gpu::block_dim_x() != 256 {
+                outside.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        // SAFETY: as above; the body shares only atomics.
+        unsafe { run_grid(crate::geometry::geometry_slot(&geometry) as u64, body) };
+        assert_eq!(ran.load(Ordering::Relaxed), 160 * 256);
+        assert_eq!(outside.load(Ordering::Relaxed), 0);
     }
 }

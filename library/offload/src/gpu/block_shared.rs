@@ -181,6 +181,11 @@ pub(crate) mod imp {
         MEMORY.with(|m| m.set((base, bytes)));
     }
 
+    /// The memory as it is set.
+    pub(crate) fn get() -> (*mut u8, usize) {
+        MEMORY.with(Cell::get)
+    }
+
     // Inlined into the kernels' crates, as the indices' reads are.
     #[inline(always)]
     pub(super) fn memory() -> (*mut u8, usize) {

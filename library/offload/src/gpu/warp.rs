@@ -250,6 +250,11 @@ pub(crate) mod imp {
         WARPS.with(|w| w.set((warps, len)));
     }
 
+    /// The warps as they are set.
+    pub(crate) fn warps() -> (*mut Warp, usize) {
+        WARPS.with(Cell::get)
+    }
+
     /// The caller's index in its block, x fastest.
     #[inline(always)]
     fn linear_thread() -> usize {
