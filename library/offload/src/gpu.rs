@@ -86,9 +86,10 @@ pub(crate) mod imp {
         INDEX.with(|i| unsafe { (*i.as_ptr())[0] = thread });
     }
 
-    /// The emulated thread's index in its block.
-    pub(crate) fn thread() -> [usize; 3] {
-        INDEX.with(|i| i.get()[0])
+    /// The emulated thread's index in its block, x fastest (as warps are made of them).
+    #[inline(always)]
+    pub(crate) fn linear_thread() -> usize {
+        get(0, 0) + get(2, 0) * (get(0, 1) + get(2, 1) * get(0, 2))
     }
 
     #[inline(always)]

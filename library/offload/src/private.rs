@@ -303,11 +303,8 @@ fn host_pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<(rayon::ThreadPool, u32)>> = std::sync::OnceLock::new();
     let (pool, process) = POOL
         .get_or_init(|| {
-            let threads = chosen_host_threads().unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-            });
             let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
+                .num_threads(host_threads())
                 .thread_name(|i| format!("offload-host-{i}"))
                 .build();
             match pool {
@@ -448,8 +445,7 @@ impl InTurn {
             };
             waited.set(true);
             (self.used, any) = (true, true);
-            let [x, y, z] = crate::gpu::imp::thread();
-            let linear = x + block[0] * (y + block[1] * z);
+            let linear = crate::gpu::imp::linear_thread();
             let members = block.iter().product::<usize>();
             // A stack for each thread after it.
             self.grow(members - linear - 1);
@@ -702,12 +698,19 @@ const PARALLEL_THREADS: usize = 1 << 15;
 /// grid of several blocks and at least [`PARALLEL_THREADS`] threads, else 1.
 #[cfg(not(target_arch = "nvptx64"))]
 fn host_workers(blocks: usize, threads: usize) -> usize {
-    let workers = match chosen_host_threads() {
-        Some(n) => n,
-        None if threads < PARALLEL_THREADS => 1,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    let workers = if chosen_host_threads().is_none() && threads < PARALLEL_THREADS {
+        1
+    } else {
+        host_threads()
     };
     workers.min(blocks).max(1)
+}
+
+/// System threads for grids: `OFFLOAD_HOST_THREADS` if set, else the machine's cores.
+#[cfg(not(target_arch = "nvptx64"))]
+fn host_threads() -> usize {
+    chosen_host_threads()
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 #[cfg(all(test, not(target_arch = "nvptx64")))]

@@ -225,6 +225,7 @@ pub(crate) mod imp {
     use std::cell::Cell;
 
     use super::{Mode, WARP_SIZE, WarpValue};
+    use crate::gpu::imp::linear_thread;
 
     /// One warp's exchange in the host-offload image: what each lane put in for its last
     /// operations, two of them, by the parity of the operation's number (a lane that has read
@@ -253,13 +254,6 @@ pub(crate) mod imp {
     /// The warps as they are set.
     pub(crate) fn warps() -> (*mut Warp, usize) {
         WARPS.with(Cell::get)
-    }
-
-    /// The caller's index in its block, x fastest.
-    #[inline(always)]
-    fn linear_thread() -> usize {
-        use crate::gpu::{block_dim_x, block_dim_y, thread_idx_x, thread_idx_y, thread_idx_z};
-        thread_idx_x() + block_dim_x() * (thread_idx_y() + block_dim_y() * thread_idx_z())
     }
 
     #[inline(always)]
