@@ -44,6 +44,8 @@ mod geometry;
 pub mod gpu;
 #[cfg(not(offload_device))]
 mod host_buffer;
+#[cfg(not(target_arch = "nvptx64"))]
+mod host_stack;
 pub mod intrinsics;
 #[cfg(not(offload_device))]
 mod launch;

@@ -354,6 +354,8 @@ impl Drop for InTurn {
 #[cfg(not(target_arch = "nvptx64"))]
 impl InTurn {
     fn new(members: usize) -> InTurn {
+        // Where a kernel thread overflows its stack, the report runs on this one.
+        crate::host_stack::give_altstack();
         InTurn {
             stacks: Stacks::take(1),
             counted: 0,
@@ -484,11 +486,8 @@ use crate::gpu::imp::Wait;
 use crate::gpu::warp::WARP_SIZE;
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::gpu::warp_imp::Warp;
-
-/// Bytes of stack of an emulated thread that runs as a coroutine: reserved, and backed by
-/// memory as it is touched (the system threads that ran them before had as much).
 #[cfg(not(target_arch = "nvptx64"))]
-const THREAD_STACK: usize = 1 << 20;
+use crate::host_stack::Stack;
 
 /// Stacks kept between launches, at most this many.
 #[cfg(not(target_arch = "nvptx64"))]
@@ -503,11 +502,10 @@ const MAX_STACKS: usize = 8192;
 /// Stacks for the coroutines of one system thread's blocks, taken from those kept between
 /// launches (mapping a stack is a system call) and given back when dropped.
 #[cfg(not(target_arch = "nvptx64"))]
-struct Stacks(Vec<corosensei::stack::DefaultStack>);
+struct Stacks(Vec<Stack>);
 
 #[cfg(not(target_arch = "nvptx64"))]
-static KEPT: std::sync::Mutex<Vec<corosensei::stack::DefaultStack>> =
-    std::sync::Mutex::new(Vec::new());
+static KEPT: std::sync::Mutex<Vec<Stack>> = std::sync::Mutex::new(Vec::new());
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl Stacks {
@@ -517,7 +515,7 @@ impl Stacks {
         let mut stacks = kept.split_off(from);
         drop(kept);
         while stacks.len() < n {
-            match corosensei::stack::DefaultStack::new(THREAD_STACK) {
+            match Stack::new() {
                 Ok(stack) => stacks.push(stack),
                 Err(e) => panic!(
                     "offload: the host-offload image could not map a stack for a thread of a \
@@ -542,11 +540,11 @@ impl Drop for Stacks {
 /// run at once: a coroutine on the system thread that runs the block, which waits ([`Wait`]) by
 /// suspending.
 #[cfg(not(target_arch = "nvptx64"))]
-type Thread = corosensei::Coroutine<(), Wait, (), corosensei::stack::DefaultStack>;
+type Thread = corosensei::Coroutine<(), Wait, (), Stack>;
 
 /// A thread that runs `body` on `stack`, not started.
 #[cfg(not(target_arch = "nvptx64"))]
-fn start_thread(stack: corosensei::stack::DefaultStack, body: &impl Fn()) -> Thread {
+fn start_thread(stack: Stack, body: &impl Fn()) -> Thread {
     let start = move |yielder: &crate::gpu::imp::Yielder, ()| {
         crate::gpu::imp::set_yielder(yielder);
         body();

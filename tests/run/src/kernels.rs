@@ -259,7 +259,8 @@ pub fn dimensions(out: &mut [u32; 6]) {
     let first = [thread_idx_x(), thread_idx_y(), thread_idx_z()] == [0; 3]
         && [block_idx_x(), block_idx_y(), block_idx_z()] == [0; 3];
     if first {
-        let dims = [block_dim_x(), block_dim_y(), block_dim_z(), grid_dim_x(), grid_dim_y(), grid_dim_z()];
+        let dims =
+            [block_dim_x(), block_dim_y(), block_dim_z(), grid_dim_x(), grid_dim_y(), grid_dim_z()];
         for (o, d) in out.iter_mut().zip(dims) {
             *o = d as u32;
         }
@@ -418,4 +419,32 @@ pub fn odd_blocks_wait(skip: u32, arrived: &mut [u32], out: &mut [u64]) {
         }
     }
     row.copy_from_slice(&[seen as u64, sum]);
+}
+
+/// Each thread makes `depth` nested calls of 1 KiB of stack each and writes `depth` plus its
+/// global index (tests/run/src/bin/kernel_stack.rs); with `wait`, the block's threads meet at a
+/// barrier first.
+#[offload::kernel]
+pub fn stack_depth(depth: u32, wait: u32, out: &mut [u32]) {
+    use offload::gpu::{global_id_x, sync_threads};
+    if wait != 0 {
+        sync_threads();
+    }
+    let i = global_id_x();
+    if let Some(slot) = out.get_mut(i) {
+        *slot = nested_frames(depth, i as u32);
+    }
+}
+
+/// `depth + seed`, from `depth` nested calls, each with a 1 KiB array the compiler must keep
+/// (an element at an index it cannot know is written and read back through volatile accesses).
+#[inline(never)]
+fn nested_frames(depth: u32, seed: u32) -> u32 {
+    let mut frame = [0u32; 256];
+    let slot = &mut frame[(depth & 255) as usize];
+    // SAFETY: an element of a local array.
+    unsafe { core::ptr::write_volatile(slot, seed) };
+    let below = if depth == 0 { seed } else { nested_frames(depth - 1, seed) + 1 };
+    // SAFETY: as above. The element read back is `seed`: the sum is `below`.
+    below + (unsafe { core::ptr::read_volatile(slot) } ^ seed)
 }
