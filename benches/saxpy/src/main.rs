@@ -31,7 +31,10 @@ fn init(x: &mut [f32], y: &mut [f32]) {
 
 /// Elements that differ from K applications of saxpy (exact: small multiples of 0.5).
 fn errors(y: &[f32], k: usize) -> usize {
-    y.iter().enumerate().filter(|&(i, &y)| y != (i & 7) as f32 + k as f32 * A * (i & 1023) as f32).count()
+    y.iter()
+        .enumerate()
+        .filter(|&(i, &y)| y != (i & 7) as f32 + k as f32 * A * (i & 1023) as f32)
+        .count()
 }
 
 fn ms(since: Instant) -> f64 {
@@ -39,50 +42,57 @@ fn ms(since: Instant) -> f64 {
 }
 
 /// Preloaded then automatic saxpy over `x`, `y` (pageable or pinned); returns the errors.
-fn saxpy_figures<B: DerefMut<Target = [f32]>>(memory: &str, x: &mut B, y: &mut B, k: usize) -> Result<usize, offload::Error> {
+fn saxpy_figures<B: DerefMut<Target = [f32]>>(
+    memory: &str,
+    x: &mut B,
+    y: &mut B,
+    k: usize,
+) -> Result<usize, offload::Error> {
     let n = x.len();
     let threads = threads();
     let blocks = n.div_ceil(threads as usize) as u32;
     init(x, y);
+    // The clock stops once the `PreloadMut`'s drop has copied `y` back, as CUDA by hand's stops
+    // after its copy out; the release of `x` (a free, no copy) is timed apart, as CUDA by
+    // hand's frees are left out of its total.
     let t0 = Instant::now();
-    let (map_in, kernels, map_out);
-    {
-        let dx = preload(&x[..]);
-        let mut dy = preload_mut(&mut y[..]);
-        map_in = ms(t0);
-        let t1 = Instant::now();
-        for _ in 0..k {
-            offload::launch!(kernels::saxpy, blocks, threads, (A, &dx, &mut dy))?;
-        }
-        kernels = ms(t1);
-        let t2 = Instant::now();
-        drop(dy);
-        drop(dx);
-        map_out = ms(t2);
+    let dx = preload(&x[..]);
+    let mut dy = preload_mut(&mut y[..]);
+    let map_in = ms(t0);
+    let t1 = Instant::now();
+    for _ in 0..k {
+        offload::launch!(kernels::saxpy, blocks, threads, (A, &dx, &mut dy))?;
     }
+    let kernels = ms(t1);
+    let t2 = Instant::now();
+    drop(dy);
+    let map_out = ms(t2);
     let total = ms(t0);
+    let t3 = Instant::now();
+    drop(dx);
+    let release = ms(t3);
     let mut bad = errors(y, k);
     println!("bench {memory} preloaded_total_ms {total:.3}");
     println!("bench {memory} map_in_ms {map_in:.3}");
     println!("bench {memory} kernels_ms {kernels:.3}");
     println!("bench {memory} map_out_ms {map_out:.3}");
+    println!("bench {memory} release_ms {release:.3}");
 
     // The same with K asynchronous launches (`launch_async!`): the kernels back to back, one
     // wait; the total again from the first preload to the copy back.
     init(x, y);
     let t0 = Instant::now();
-    let kernels_async;
-    {
-        let dx = preload(&x[..]);
-        let mut dy = preload_mut(&mut y[..]);
-        let t1 = Instant::now();
-        for _ in 0..k {
-            offload::launch_async!(kernels::saxpy, blocks, threads, (A, &dx, &mut dy))?;
-        }
-        offload::synchronize()?;
-        kernels_async = ms(t1);
+    let dx = preload(&x[..]);
+    let mut dy = preload_mut(&mut y[..]);
+    let t1 = Instant::now();
+    for _ in 0..k {
+        offload::launch_async!(kernels::saxpy, blocks, threads, (A, &dx, &mut dy))?;
     }
+    offload::synchronize()?;
+    let kernels_async = ms(t1);
+    drop(dy);
     let total_async = ms(t0);
+    drop(dx);
     bad += errors(y, k);
     println!("bench {memory} kernels_async_ms {kernels_async:.3}");
     println!("bench {memory} preloaded_total_async_ms {total_async:.3}");
@@ -98,7 +108,9 @@ fn saxpy_figures<B: DerefMut<Target = [f32]>>(memory: &str, x: &mut B, y: &mut B
 }
 
 fn main() -> Result<(), offload::Error> {
-    let arg = |i: usize, default: usize| std::env::args().nth(i).and_then(|a| a.parse().ok()).unwrap_or(default);
+    let arg = |i: usize, default: usize| {
+        std::env::args().nth(i).and_then(|a| a.parse().ok()).unwrap_or(default)
+    };
     let (n, k, launches, pairs) = (arg(1, 64 << 20), arg(2, 50), arg(3, 1000), arg(4, 10000));
     println!("bench device {}", offload::device_name());
     println!("bench config n={n} k={k} launches={launches} pairs={pairs}");
