@@ -34,6 +34,9 @@ pub(crate) struct Program {
     pub(crate) runs: Vec<RunSpec>,
     /// A `//@ tsan` line: the tsan suite runs it under ThreadSanitizer too.
     pub(crate) tsan: bool,
+    /// A `//@ host-offload` line: it checks the host-offload image itself, so the gpu suite,
+    /// whose programs embed the NVIDIA image alone, builds it but does not run it.
+    pub(crate) host_offload: bool,
 }
 
 /// Which images the programs embed, and so where they can run.
@@ -142,8 +145,9 @@ pub(crate) fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Ve
             let text = std::fs::read_to_string(&source)
                 .with_context(|| format!("reading {}", source.display()))?;
             let runs = parse_runs(&text).with_context(|| format!("in {}", source.display()))?;
-            let tsan = text.lines().any(|l| l.trim() == "//@ tsan");
-            Ok(Program { binary: out.join(bin), source, runs, tsan })
+            let marked = |marker: &str| text.lines().any(|l| l.trim() == marker);
+            let (tsan, host_offload) = (marked("//@ tsan"), marked("//@ host-offload"));
+            Ok(Program { binary: out.join(bin), source, runs, tsan, host_offload })
         })
         .collect()
 }

@@ -8,6 +8,7 @@
 //! - 2048 deep, both ways: the child aborts with the message;
 //! - 2048 deep with `OFFLOAD_HOST_STACK=8M`, both ways: it fits.
 //@ run: => h2d=0 d2h=0
+//@ host-offload
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
