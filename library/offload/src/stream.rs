@@ -96,16 +96,25 @@ fn preferred_source() -> ModuleSource {
 
 /// Loads the library's CUDA module of the current context: from the PTX, or from the cubin
 /// where the program embeds no PTX, `OFFLOAD_CUDA_MODULE=cubin` asks for it, or the driver
-/// cannot compile the PTX (one older than its PTX version, or `CUDA_DISABLE_PTX_JIT=1`, say),
-/// which is said once on stderr. The cubin's error is the one returned.
+/// cannot compile the PTX (a driver older than the PTX's version, say), which is said once on
+/// stderr. The cubin's error is the one returned.
 ///
 /// # Safety
 /// `image` must be the lowering's complete cubin and NUL-terminated PTX (or null PTX); a
 /// context must be current.
 unsafe fn load_module(api: &Api, image: CudaImage) -> Result<(CuModule, ModuleSource), Error> {
-    if !image.ptx.is_null() && preferred_source() == ModuleSource::Ptx {
-        // SAFETY: per the caller.
-        match unsafe { api.load_module(image.ptx.cast()) } {
+    // SAFETY: per the caller, `load` is handed the cubin or the PTX.
+    load_preferring(&image, preferred_source(), |bytes| unsafe { api.load_module(bytes) })
+}
+
+/// [`load_module`]'s choice, over `load` (the driver's `cuModuleLoadData`).
+fn load_preferring(
+    image: &CudaImage,
+    preferred: ModuleSource,
+    load: impl Fn(*const u8) -> Result<CuModule, Error>,
+) -> Result<(CuModule, ModuleSource), Error> {
+    if !image.ptx.is_null() && preferred == ModuleSource::Ptx {
+        match load(image.ptx.cast()) {
             Ok(module) => return Ok((module, ModuleSource::Ptx)),
             Err(e) => {
                 static SAID: std::sync::Once = std::sync::Once::new();
@@ -119,8 +128,7 @@ unsafe fn load_module(api: &Api, image: CudaImage) -> Result<(CuModule, ModuleSo
             }
         }
     }
-    // SAFETY: per the caller.
-    Ok((unsafe { api.load_module(image.ptr) }?, ModuleSource::Cubin))
+    Ok((load(image.ptr)?, ModuleSource::Cubin))
 }
 
 /// One parameter slot of a launch: what the launch marker's triple holds.
@@ -531,6 +539,44 @@ fn register_exit_synchronization() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_module_comes_from_the_ptx_or_else_the_cubin() {
+        let (cubin, ptx) = ([0x7fu8, b'E', b'L', b'F'], c".version 8.0");
+        let image = CudaImage { ptr: cubin.as_ptr(), len: 4, ptx: ptx.as_ptr() };
+        let refused =
+            || Error::Cuda { call: "cuModuleLoadData", code: 218, message: "invalid PTX" };
+        let module = |bytes: *const u8| bytes.cast_mut().cast::<core::ffi::c_void>();
+        let tried = std::cell::RefCell::new(Vec::new());
+        // The driver compiles the PTX: the module is the PTX's, the cubin untouched.
+        let driver = |ptx_ok: bool, cubin_ok: bool| {
+            let tried = &tried;
+            move |bytes: *const u8| {
+                let is_ptx = bytes == ptx.as_ptr().cast();
+                tried.borrow_mut().push(if is_ptx { "ptx" } else { "cubin" });
+                if (is_ptx && ptx_ok) || (!is_ptx && cubin_ok) {
+                    Ok(module(bytes))
+                } else {
+                    Err(refused())
+                }
+            }
+        };
+        let got = load_preferring(&image, ModuleSource::Ptx, driver(true, true)).unwrap();
+        assert_eq!((got.1, tried.take()), (ModuleSource::Ptx, vec!["ptx"]));
+        // It does not: the cubin, after the PTX was tried.
+        let got = load_preferring(&image, ModuleSource::Ptx, driver(false, true)).unwrap();
+        assert_eq!((got.1, tried.take()), (ModuleSource::Cubin, vec!["ptx", "cubin"]));
+        assert_eq!(got.0, module(cubin.as_ptr()));
+        // Neither loads: the cubin's error.
+        let e = load_preferring(&image, ModuleSource::Ptx, driver(false, false)).unwrap_err();
+        assert_eq!((e, tried.take()), (refused(), vec!["ptx", "cubin"]));
+        // The cubin asked for, or no PTX embedded: the PTX is not tried.
+        let got = load_preferring(&image, ModuleSource::Cubin, driver(true, true)).unwrap();
+        assert_eq!((got.1, tried.take()), (ModuleSource::Cubin, vec!["cubin"]));
+        let no_ptx = CudaImage { ptx: core::ptr::null(), ..image };
+        let got = load_preferring(&no_ptx, ModuleSource::Ptx, driver(true, true)).unwrap();
+        assert_eq!((got.1, tried.take()), (ModuleSource::Cubin, vec!["cubin"]));
+    }
 
     #[test]
     fn a_gpu_beyond_the_table_refuses_what_only_the_library_can_launch() {

@@ -2,11 +2,9 @@
 //! PTX the cubin was assembled from as well, and on a GPU the driver compiles that PTX for it
 //! (`OFFLOAD_CUDA_MODULE=cubin` loads the cubin instead). Checked: the PTX is embedded beside
 //! the cubin and defines the kernel; a launch computes the same either way; on a GPU the module
-//! is the one asked for, and on the host-offload plugin there is none. Where the driver may not
-//! compile PTX (`CUDA_DISABLE_PTX_JIT=1`), the launch runs from the cubin.
+//! is the one asked for, and on the host-offload plugin there is none.
 //@ run: => h2d=2 d2h=1
 //@ run: => h2d=2 d2h=1 env=OFFLOAD_CUDA_MODULE=cubin
-//@ run: => h2d=2 d2h=1 env=CUDA_DISABLE_PTX_JIT=1
 
 use offload::__private::ModuleSource;
 
@@ -40,13 +38,8 @@ fn main() -> Result<(), offload::Error> {
 
     let gpu = offload::Device::default_device()?.memory().is_some();
     let env = |name: &str| std::env::var(name).unwrap_or_default().to_ascii_lowercase();
-    // The PTX unless the cubin is asked for, or the driver may not compile PTX (the library
-    // falls back to the cubin, with a warning).
-    let asked = if env("OFFLOAD_CUDA_MODULE") == "cubin" || env("CUDA_DISABLE_PTX_JIT") == "1" {
-        ModuleSource::Cubin
-    } else {
-        ModuleSource::Ptx
-    };
+    let asked =
+        if env("OFFLOAD_CUDA_MODULE") == "cubin" { ModuleSource::Cubin } else { ModuleSource::Ptx };
     // The default device's module (`-1`), as the launch above used it.
     let source = offload::__private::cuda_module_source(-1);
     if gpu && env("OFFLOAD_LAUNCH") != "runtime" {
