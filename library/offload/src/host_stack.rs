@@ -26,8 +26,10 @@ const MIN_SIZE: usize = 64 << 10;
 /// the table's size overflow with the bare fault.
 static GUARDS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 const SLOTS: usize = 1 << 14;
-/// Where the search for a free slot starts.
+/// Where the search for a free slot starts: the slots in use stay packed at the low end.
 static NEXT: AtomicUsize = AtomicUsize::new(0);
+/// One past the highest slot ever used: a fault's look-up reads no further.
+static USED: AtomicUsize = AtomicUsize::new(0);
 static PAGE: AtomicUsize = AtomicUsize::new(0);
 
 /// The handlers of SIGSEGV and SIGBUS before ours.
@@ -97,6 +99,7 @@ impl Drop for Stack {
         // Out of the table before `inner` unmaps it.
         if let Some(slot) = self.slot {
             GUARDS[slot].store(0, Ordering::Release);
+            NEXT.fetch_min(slot, Ordering::Relaxed);
         }
     }
 }
@@ -116,16 +119,19 @@ unsafe impl corosensei::stack::Stack for Stack {
 
 /// Puts `guard` in a free slot of the table; `None` where it is full.
 fn register(guard: usize) -> Option<usize> {
-    let start = NEXT.fetch_add(1, Ordering::Relaxed);
-    (0..SLOTS).map(|i| (start + i) % SLOTS).find(|&slot| {
+    let start = NEXT.load(Ordering::Relaxed) % SLOTS;
+    let slot = (0..SLOTS).map(|i| (start + i) % SLOTS).find(|&slot| {
         GUARDS[slot].compare_exchange(0, guard, Ordering::AcqRel, Ordering::Relaxed).is_ok()
-    })
+    })?;
+    NEXT.store(slot + 1, Ordering::Relaxed);
+    USED.fetch_max(slot + 1, Ordering::AcqRel);
+    Some(slot)
 }
 
 /// Whether `address` lies in the guard page of a stack in the table.
 fn in_guard(address: usize) -> bool {
     let page = PAGE.load(Ordering::Relaxed);
-    GUARDS.iter().any(|g| {
+    GUARDS[..USED.load(Ordering::Acquire)].iter().any(|g| {
         let guard = g.load(Ordering::Acquire);
         guard != 0 && address >= guard && address - guard < page
     })
@@ -171,8 +177,9 @@ extern "C" fn on_fault(
     context: *mut libc::c_void,
 ) {
     // SAFETY: the kernel hands a valid `info` to an SA_SIGINFO handler.
-    let address = unsafe { (*info).si_addr() } as usize;
-    if in_guard(address) {
+    let (code, address) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
+    // A signal another process or `raise` sent (`si_code` <= 0) carries no faulting address.
+    if code > 0 && in_guard(address) {
         let message = MESSAGE
             .get()
             .map_or("offload: error: a kernel thread overflowed its stack\n", String::as_str);
@@ -183,33 +190,66 @@ extern "C" fn on_fault(
         }
     }
     let index = usize::from(signal == libc::SIGBUS);
-    let previous = PREVIOUS[index].get().map(|p| (p.0.sa_sigaction, p.0.sa_flags));
-    match previous {
-        Some((handler, flags)) if handler != libc::SIG_DFL && handler != libc::SIG_IGN => {
-            // SAFETY: the previous handler was installed for this signal with these flags,
-            // which say its signature.
-            unsafe {
-                if flags & libc::SA_SIGINFO != 0 {
-                    let handler: extern "C" fn(
-                        libc::c_int,
-                        *mut libc::siginfo_t,
-                        *mut libc::c_void,
-                    ) = core::mem::transmute(handler);
-                    handler(signal, info, context);
-                } else {
-                    let handler: extern "C" fn(libc::c_int) = core::mem::transmute(handler);
-                    handler(signal);
-                }
-            }
+    let handler = PREVIOUS[index].get().map_or(libc::SIG_DFL, |p| p.0.sa_sigaction);
+    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        // Ignored where it was sent; a fault, which cannot be ignored, ends the process.
+        if handler == libc::SIG_DFL || code > 0 {
+            // SAFETY: called from the handler of `signal`.
+            unsafe { default_action(signal, code) };
         }
-        _ => {
-            // The default: the fault comes again on return, and ends the process.
-            // SAFETY: resetting a signal's action is async-signal-safe.
-            unsafe {
-                let mut action: libc::sigaction = core::mem::zeroed();
-                action.sa_sigaction = libc::SIG_DFL;
-                libc::sigaction(signal, &action, core::ptr::null_mut());
-            }
+        return;
+    }
+    let Some(Previous(previous)) = PREVIOUS[index].get() else { return };
+    // The previous handler, called as the kernel would call it: with its mask, reset first
+    // where it asked for that (SA_RESETHAND: its return then lets the fault end the process),
+    // the signal left open to it where it asked (SA_NODEFER).
+    // SAFETY: sigaction, pthread_sigmask and the call of a handler installed for this signal
+    // with these flags (which say its signature) are what the kernel would do.
+    unsafe {
+        if previous.sa_flags & libc::SA_RESETHAND != 0 {
+            let mut action: libc::sigaction = core::mem::zeroed();
+            action.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(signal, &action, core::ptr::null_mut());
+        }
+        let mut mask = previous.sa_mask;
+        let mut before: libc::sigset_t = core::mem::zeroed();
+        if previous.sa_flags & libc::SA_NODEFER == 0 {
+            libc::sigaddset(&mut mask, signal);
+        } else {
+            libc::sigdelset(&mut mask, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &mask, &mut before);
+        if previous.sa_flags & libc::SA_NODEFER != 0 {
+            let mut open: libc::sigset_t = core::mem::zeroed();
+            libc::sigemptyset(&mut open);
+            libc::sigaddset(&mut open, signal);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &open, core::ptr::null_mut());
+        }
+        if previous.sa_flags & libc::SA_SIGINFO != 0 {
+            let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                core::mem::transmute(handler);
+            handler(signal, info, context);
+        } else {
+            let handler: extern "C" fn(libc::c_int) = core::mem::transmute(handler);
+            handler(signal);
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &before, core::ptr::null_mut());
+    }
+}
+
+/// The signal's default action: a fault comes again on return and ends the process; a signal
+/// that was sent is sent again, to arrive once the handler returns.
+///
+/// # Safety
+/// Called from the handler of `signal`.
+unsafe fn default_action(signal: libc::c_int, code: libc::c_int) {
+    // SAFETY: sigaction and raise are async-signal-safe.
+    unsafe {
+        let mut action: libc::sigaction = core::mem::zeroed();
+        action.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(signal, &action, core::ptr::null_mut());
+        if code <= 0 {
+            libc::raise(signal);
         }
     }
 }
@@ -218,16 +258,23 @@ extern "C" fn on_fault(
 struct AltStack {
     map: *mut libc::c_void,
     len: usize,
+    /// The inaccessible page at the mapping's start, below the stack.
+    guard: usize,
 }
 
 impl Drop for AltStack {
     fn drop(&mut self) {
         // SAFETY: disables the thread's alternate stack only where it is still ours, then
-        // unmaps what `give_altstack` mapped.
+        // unmaps what `give_altstack` mapped; where the thread runs on it (it ends from a
+        // signal handler), it is left mapped.
         unsafe {
             let mut current: libc::stack_t = core::mem::zeroed();
-            if libc::sigaltstack(core::ptr::null(), &mut current) == 0 && current.ss_sp == self.map
+            if libc::sigaltstack(core::ptr::null(), &mut current) != 0
+                || current.ss_flags & libc::SS_ONSTACK != 0
             {
+                return;
+            }
+            if current.ss_sp == self.map.wrapping_byte_add(self.guard) {
                 let off = libc::stack_t {
                     ss_sp: core::ptr::null_mut(),
                     ss_flags: libc::SS_DISABLE,
@@ -263,10 +310,13 @@ pub(crate) fn give_altstack() {
         {
             return;
         }
+        // A guard page below it, as below every stack: a handler that overflows it faults.
+        let guard = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE)).unwrap_or(4096);
+        let len = ALT_STACK + guard;
         let map = libc::mmap(
             core::ptr::null_mut(),
-            ALT_STACK,
-            libc::PROT_READ | libc::PROT_WRITE,
+            len,
+            libc::PROT_NONE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
             -1,
             0,
@@ -274,12 +324,15 @@ pub(crate) fn give_altstack() {
         if map == libc::MAP_FAILED {
             return;
         }
-        let stack = libc::stack_t { ss_sp: map, ss_flags: 0, ss_size: ALT_STACK };
-        if libc::sigaltstack(&stack, core::ptr::null_mut()) != 0 {
-            libc::munmap(map, ALT_STACK);
+        let sp = map.wrapping_byte_add(guard);
+        let stack = libc::stack_t { ss_sp: sp, ss_flags: 0, ss_size: ALT_STACK };
+        if libc::mprotect(sp, ALT_STACK, libc::PROT_READ | libc::PROT_WRITE) != 0
+            || libc::sigaltstack(&stack, core::ptr::null_mut()) != 0
+        {
+            libc::munmap(map, len);
             return;
         }
-        OURS.set(Some(AltStack { map, len: ALT_STACK }));
+        OURS.set(Some(AltStack { map, len, guard }));
     }
 }
 

@@ -519,7 +519,8 @@ impl Stacks {
                 Ok(stack) => stacks.push(stack),
                 Err(e) => panic!(
                     "offload: the host-offload image could not map a stack for a thread of a \
-                     block ({e}): launch smaller blocks, or set OFFLOAD_HOST_THREADS lower"
+                     block ({e}): launch smaller blocks, or set OFFLOAD_HOST_THREADS or \
+                     OFFLOAD_HOST_STACK lower"
                 ),
             }
         }

@@ -421,16 +421,17 @@ pub fn odd_blocks_wait(skip: u32, arrived: &mut [u32], out: &mut [u64]) {
     row.copy_from_slice(&[seen as u64, sum]);
 }
 
-/// Each thread makes `depth` nested calls of 1 KiB of stack each and writes `depth` plus its
-/// global index (tests/run/src/bin/kernel_stack.rs); with `wait`, the block's threads meet at a
-/// barrier first.
+/// Each thread makes `depth` nested calls of 1 KiB of stack each (`first` in block 0) and
+/// writes that depth plus its global index (tests/run/src/bin/kernel_stack.rs); with `wait`,
+/// the block's threads meet at a barrier first.
 #[offload::kernel]
-pub fn stack_depth(depth: u32, wait: u32, out: &mut [u32]) {
-    use offload::gpu::{global_id_x, sync_threads};
+pub fn stack_depth(depth: u32, first: u32, wait: u32, out: &mut [u32]) {
+    use offload::gpu::{block_idx_x, global_id_x, sync_threads};
     if wait != 0 {
         sync_threads();
     }
     let i = global_id_x();
+    let depth = if block_idx_x() == 0 { first } else { depth };
     if let Some(slot) = out.get_mut(i) {
         *slot = nested_frames(depth, i as u32);
     }

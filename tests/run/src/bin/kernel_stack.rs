@@ -3,9 +3,13 @@
 //! `OFFLOAD_HOST_STACK` gives kernel threads more. The program runs itself as a child on the
 //! host-offload device (the last one, also where a GPU is the default), each thread of a grid
 //! making nested calls of 1 KiB of stack each:
-//! - 64 deep, in a grid that runs on the library's system threads (threads in turn) and in one
-//!   whose threads wait at a barrier (each a coroutine of its own): both fit in 1 MiB;
-//! - 2048 deep, both ways: the child aborts with the message;
+//! - 64 deep, in a grid whose threads run in turn and in one whose threads wait at a barrier
+//!   (each then a coroutine of its own): both fit in 1 MiB;
+//! - 2048 deep in every block but the first, both ways: the child aborts with the message. Block
+//!   0 runs alone on the launching thread, the others on the library's system threads, to which
+//!   the image's copy of std gives no alternate signal stack (the library gives them one);
+//! - 2048 deep in block 0, on a launching thread whose alternate signal stack is turned off
+//!   first, as in a C program: the same message;
 //! - 2048 deep with `OFFLOAD_HOST_STACK=8M`, both ways: it fits.
 //@ run: => h2d=0 d2h=0
 //@ host-offload
@@ -17,32 +21,61 @@ use std::process::Command;
 #[path = "../kernels.rs"]
 mod kernels;
 
-/// A grid whose threads do not wait runs on the library's system threads from this size on.
+/// A grid that runs its blocks after the first on the library's system threads, with or
+/// without a barrier.
 const MANY: (u32, u32) = (256, 128);
-/// A grid whose threads wait: each of a block's threads has a stack of its own.
+/// A grid that runs on the launching thread alone.
 const FEW: (u32, u32) = (2, 32);
 
-fn child(depth: u32, wait: u32) -> Result<(), offload::Error> {
+const MESSAGE: &str =
+    "offload: error: a kernel thread overflowed its stack of 1024 KiB in the host-offload image";
+
+/// One case: the grid, the depth of its blocks (of block 0 apart), whether its threads wait,
+/// whether the launching thread's alternate signal stack is turned off, `OFFLOAD_HOST_STACK`.
+struct Case {
+    grid: (u32, u32),
+    depth: u32,
+    first: u32,
+    wait: u32,
+    no_altstack: bool,
+    stack: Option<&'static str>,
+}
+
+fn child(args: &[String]) -> Result<(), offload::Error> {
+    let n = |i: usize| args[i].parse::<u32>().unwrap();
+    let (blocks, threads, depth, first, wait) = (n(0), n(1), n(2), n(3), n(4));
+    // SAFETY: sets this process's limit of core files, and turns this thread's alternate
+    // signal stack off (std's, still mapped, is unmapped at exit by std).
+    unsafe {
+        let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
+        if args[5] == "no-altstack" {
+            let off = libc::stack_t {
+                ss_sp: std::ptr::null_mut(),
+                ss_flags: libc::SS_DISABLE,
+                ss_size: 0,
+            };
+            assert_eq!(libc::sigaltstack(&off, std::ptr::null_mut()), 0);
+        }
+    }
     let device = offload::Device::get(offload::Device::count() - 1)?;
     assert!(device.memory().is_none(), "the last device is not the host-offload one");
-    let (blocks, threads) = if wait == 0 { MANY } else { FEW };
     let mut out = vec![0u32; (blocks * threads) as usize];
-    offload::launch!(on device, kernels::stack_depth, blocks, threads, (depth, wait, &mut out[..]))?;
-    let wrong = out.iter().enumerate().filter(|&(i, &v)| v != depth + i as u32).count();
+    offload::launch!(on device, kernels::stack_depth, blocks, threads, (depth, first, wait, &mut out[..]))?;
+    let expected = |i: usize| if i < threads as usize { first } else { depth } + i as u32;
+    let wrong = out.iter().enumerate().filter(|&(i, &v)| v != expected(i)).count();
     assert_eq!(wrong, 0, "{wrong} threads wrote a wrong value");
     println!("fits: {depth} deep, wait {wait}");
     Ok(())
 }
 
 /// Runs this program as a child: its status, stdout and stderr.
-fn run_child(
-    depth: u32,
-    wait: u32,
-    stack: Option<&str>,
-) -> (std::process::ExitStatus, String, String) {
+fn run_child(case: &Case) -> (std::process::ExitStatus, String, String) {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["child", &depth.to_string(), &wait.to_string()]);
-    match stack {
+    let numbers = [case.grid.0, case.grid.1, case.depth, case.first, case.wait];
+    cmd.arg("child").args(numbers.map(|n| n.to_string()));
+    cmd.arg(if case.no_altstack { "no-altstack" } else { "altstack" });
+    match case.stack {
         Some(size) => cmd.env("OFFLOAD_HOST_STACK", size),
         None => cmd.env_remove("OFFLOAD_HOST_STACK"),
     };
@@ -54,26 +87,52 @@ fn run_child(
 fn main() -> Result<(), offload::Error> {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("child") {
-        return child(args[2].parse().unwrap(), args[3].parse().unwrap());
+        return child(&args[2..]);
     }
-    for wait in [0, 1] {
-        for (depth, stack) in [(64, None), (2048, Some("8M"))] {
-            let (status, out, err) = run_child(depth, wait, stack);
-            let context = format!(
-                "{depth} deep, wait {wait}, stack {stack:?}: {status}\n--- stdout\n{out}--- stderr\n{err}"
-            );
-            assert!(status.success(), "{context}");
-            assert!(out.contains(&format!("fits: {depth} deep")), "{context}");
-        }
-        let (status, out, err) = run_child(2048, wait, None);
-        let context =
-            format!("2048 deep, wait {wait}: {status}\n--- stdout\n{out}--- stderr\n{err}");
+    let case = |grid, depth, first, wait| Case {
+        grid,
+        depth,
+        first,
+        wait,
+        no_altstack: false,
+        stack: None,
+    };
+    let fits = [
+        case(MANY, 64, 64, 0),
+        case(FEW, 64, 64, 1),
+        Case { stack: Some("8M"), ..case(MANY, 2048, 2048, 0) },
+        Case { stack: Some("8M"), ..case(FEW, 2048, 2048, 1) },
+    ];
+    let overflows = [
+        case(MANY, 2048, 64, 0),
+        case(MANY, 2048, 64, 1),
+        Case { no_altstack: true, ..case(FEW, 64, 2048, 0) },
+        Case { no_altstack: true, ..case(FEW, 64, 2048, 1) },
+    ];
+    for case in &fits {
+        let (status, out, err) = run_child(case);
+        let context = format!(
+            "{} deep, wait {}, stack {:?}: {status}\n--- stdout\n{out}--- stderr\n{err}",
+            case.depth, case.wait, case.stack
+        );
+        assert!(status.success(), "{context}");
+        assert!(out.contains(&format!("fits: {} deep", case.depth)), "{context}");
+    }
+    for case in &overflows {
+        let (status, out, err) = run_child(case);
+        let context = format!(
+            "{} deep (block 0: {}), wait {}, alternate stack turned off: {}: {status}\n--- stdout\n{out}--- stderr\n{err}",
+            case.depth, case.first, case.wait, case.no_altstack
+        );
         assert_eq!(status.signal(), Some(libc::SIGABRT), "the child must abort: {context}");
         assert!(!out.contains("fits"), "{context}");
-        let expected = "offload: error: a kernel thread overflowed its stack of 1024 KiB in the host-offload image";
-        assert!(err.contains(expected), "{context}");
+        assert!(err.contains(MESSAGE), "{context}");
         assert!(err.contains("OFFLOAD_HOST_STACK=8M"), "{context}");
-        println!("wait {wait}: 64 deep fits, 2048 deep aborts with the message, and fits with 8M");
     }
+    println!(
+        "ok: {} grids fit, {} overflows reported (on the library's threads and on a thread without an alternate signal stack)",
+        fits.len(),
+        overflows.len()
+    );
     Ok(())
 }
