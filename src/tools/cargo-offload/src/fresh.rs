@@ -12,9 +12,9 @@
 //!   manifests of the package and of its path dependencies and every `Cargo.toml` above them
 //!   (a workspace they inherit from), the lockfile, cargo's configuration files and the
 //!   toolchain files from the working and the package's folders up, rustup's settings, the
-//!   package's `src/bin` and its subfolders, and the tools: the toolchain's rustc and libraries
-//!   (whatever `RUSTC` names), its nvptx64 libraries where it has them, ptxas, the nvptx
-//!   sysroot;
+//!   package's `src/bin` and `examples` and their subfolders, and the tools: the toolchain's
+//!   rustc and libraries (whatever `RUSTC` names), its nvptx64 libraries where it has them,
+//!   ptxas, the nvptx sysroot;
 //! - whether the package has a `src/main.rs`;
 //! - the outputs: the images and the files made beside them.
 //!
@@ -42,7 +42,7 @@ use crate::image::Image;
 use crate::project::Project;
 
 /// Bumped when the record's meaning changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// How much older than the build an input must be (coarse file system clocks round down).
 const MARGIN: Duration = Duration::from_secs(2);
@@ -337,13 +337,15 @@ pub(crate) fn record(
         }
     }
     inputs.extend(configs);
-    // The package's binaries, which `cargo offload run` chooses from: cargo finds them in
-    // `src/main.rs`, `src/bin/<name>.rs` and `src/bin/<name>/main.rs`.
-    let bin = package_dir.join("src").join("bin");
-    if let Ok(entries) = std::fs::read_dir(&bin) {
-        inputs.extend(entries.filter_map(|e| Some(e.ok()?.path())).filter(|p| p.is_dir()));
+    // The package's binaries and examples, which `cargo offload run` chooses from and the host
+    // program's record lists (fresh/host.rs): cargo finds them in `src/main.rs`,
+    // `src/bin/<name>.rs`, `src/bin/<name>/main.rs` and the same under `examples`.
+    for programs in [package_dir.join("src").join("bin"), package_dir.join("examples")] {
+        if let Ok(entries) = std::fs::read_dir(&programs) {
+            inputs.extend(entries.filter_map(|e| Some(e.ok()?.path())).filter(|p| p.is_dir()));
+        }
+        inputs.push(programs);
     }
-    inputs.push(bin);
     let presence = vec![Presence {
         path: package_dir.join("src").join("main.rs"),
         exists: package_dir.join("src").join("main.rs").exists(),
@@ -512,5 +514,6 @@ fn record_candidates(manifest: &Path, target_dir: Option<&Path>) -> Vec<PathBuf>
     }
 }
 
+pub(crate) mod host;
 #[cfg(test)]
 mod tests;

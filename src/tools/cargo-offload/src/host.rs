@@ -108,8 +108,17 @@ pub(crate) fn binary(project: &Project, bin: Option<&str>) -> Result<PathBuf> {
     Ok(release_dir(project).join(name))
 }
 
+/// The programs a host build makes: every binary of the package, and the examples asked for
+/// (`--example NAME`, or all with `--examples`).
+pub(crate) fn programs(project: &Project, examples: &[String], all_examples: bool) -> Vec<PathBuf> {
+    let dir = release_dir(project);
+    let examples = if all_examples { &project.examples } else { examples };
+    let bins = project.bins.iter().map(|b| dir.join(b));
+    bins.chain(examples.iter().map(|e| dir.join("examples").join(e))).collect()
+}
+
 /// Where the host build puts the package's programs.
-fn release_dir(project: &Project) -> PathBuf {
+pub(crate) fn release_dir(project: &Project) -> PathBuf {
     project.build_dir.join("host").join(HOST_TRIPLE).join("release")
 }
 

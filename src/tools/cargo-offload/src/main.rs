@@ -287,8 +287,8 @@ fn build(config: &Config, args: &BuildArgs, action: HostAction, test: &TestRun) 
     // The hold on the images lasts until the host program is linked with them.
     let (project, images, hold) = fresh_or_built_images(config, args)?;
     let cmd = host::host_command(&project, &images, config, action)?.args(args.example_args());
-    config.status(&format!("building the host program of {}", project.name));
     if action == HostAction::Test {
+        config.status(&format!("building the host program of {}", project.name));
         // The tests are linked while the images are held, and run once they are not: a test
         // that builds this package again would wait for this build for ever.
         let cmd = cmd.args(&test.selection);
@@ -305,7 +305,43 @@ fn build(config: &Config, args: &BuildArgs, action: HostAction, test: &TestRun) 
         let cmd = if test.args.is_empty() { cmd } else { cmd.arg("--").args(&test.args) };
         return config.runner.run("the host program's tests", &cmd).map(|()| project);
     }
+    // Not in a dry run (whose plan is every step), nor where the images are not held (no
+    // record of them either).
+    let recorded = !config.runner.dry_run && hold.is_some();
+    // The command as a build without --verbose runs it: cargo's output is not what it makes.
+    let command = if config.runner.verbose {
+        let quiet =
+            Config { runner: Runner { verbose: false, ..config.runner.clone() }, ..config.clone() };
+        host::host_command(&project, &images, &quiet, action)?.args(args.example_args()).display()
+    } else {
+        cmd.display()
+    };
+    let command = fresh::host::command_hash(&command);
+    if recorded {
+        match fresh::host::stale(&project, &command) {
+            None => {
+                config.status(&format!("the host program of {} is up to date", project.name));
+                return Ok(project);
+            }
+            Some(why) if config.runner.verbose => {
+                eprintln!("offload: building the host program: {why}");
+            }
+            Some(_) => {}
+        }
+        fresh::host::forget(&project)?;
+    }
+    config.status(&format!("building the host program of {}", project.name));
+    let started = std::time::SystemTime::now();
     config.runner.run("the host program build", &cmd)?;
+    if recorded {
+        let programs = host::programs(&project, &args.example, args.examples);
+        let written = fresh::host::record(&project, &command, &programs, started);
+        if let Err(e) = written
+            && config.runner.verbose
+        {
+            eprintln!("offload: the host program is not recorded: {e:#}");
+        }
+    }
     drop(hold);
     Ok(project)
 }

@@ -76,6 +76,12 @@ pub(crate) struct Project {
     pub(crate) inputs: Vec<PathBuf>,
     /// The path dependencies (not the package itself) that have a build script.
     pub(crate) build_scripts: Vec<String>,
+    /// The package and the path packages of its whole graph that have a build script: the host
+    /// program's build is not recorded where there is one (fresh/host.rs).
+    pub(crate) host_build_scripts: Vec<String>,
+    /// The folders of the package and of the path packages of its graph, where a `build.rs`
+    /// that appears is a build script cargo finds without a change of manifest.
+    pub(crate) package_dirs: Vec<PathBuf>,
     /// The user's rustflags for the host target, which ours follow (flags.rs); set after
     /// loading.
     pub(crate) user_rustflags: Vec<String>,
@@ -197,6 +203,17 @@ impl Project {
             .filter(|p| p.targets.iter().any(|t| t.is_custom_build()))
             .map(|p| p.name.to_string())
             .collect();
+        let host_local: Vec<&Package> =
+            closure(&meta, root).into_iter().filter(|p| p.source.is_none()).collect();
+        let host_build_scripts = host_local
+            .iter()
+            .filter(|p| p.targets.iter().any(|t| t.is_custom_build()))
+            .map(|p| p.name.to_string())
+            .collect();
+        let package_dirs = host_local
+            .iter()
+            .filter_map(|p| Some(p.manifest_path.parent()?.as_std_path().to_path_buf()))
+            .collect();
         let bins = root.targets.iter().filter(|t| t.is_bin()).map(|t| t.name.clone()).collect();
         let examples = root
             .targets
@@ -230,6 +247,8 @@ impl Project {
             default_run: root.default_run.clone(),
             inputs,
             build_scripts,
+            host_build_scripts,
+            package_dirs,
             user_rustflags: Vec::new(),
             selection: selection.clone(),
             declared_features,
@@ -244,12 +263,18 @@ impl Project {
 /// `offload` and every package it depends on, as resolved (the device images' whole graph; a
 /// graph cargo did not resolve counts every package).
 fn offload_closure(meta: &cargo_metadata::Metadata) -> Vec<&Package> {
+    match meta.packages.iter().find(|p| p.name.as_str() == "offload") {
+        Some(offload) => closure(meta, offload),
+        None => meta.packages.iter().collect(),
+    }
+}
+
+/// `start` and every package it depends on, by any kind of dependency (every package where
+/// cargo resolved none).
+fn closure<'a>(meta: &'a cargo_metadata::Metadata, start: &'a Package) -> Vec<&'a Package> {
     let Some(resolve) = &meta.resolve else { return meta.packages.iter().collect() };
-    let Some(offload) = meta.packages.iter().find(|p| p.name.as_str() == "offload") else {
-        return meta.packages.iter().collect();
-    };
-    let mut seen = std::collections::HashSet::from([&offload.id]);
-    let mut queue = vec![&offload.id];
+    let mut seen = std::collections::HashSet::from([&start.id]);
+    let mut queue = vec![&start.id];
     while let Some(id) = queue.pop() {
         let deps = resolve.nodes.iter().find(|n| &n.id == id).map(|n| n.deps.as_slice());
         for dep in deps.unwrap_or_default() {

@@ -154,6 +154,81 @@ fn fresh_images_are_reused_and_changed_ones_rebuilt() {
     assert!(String::from_utf8_lossy(&dry.stdout).contains("cargo build --release --target x86_64"));
 }
 
+const HOST_BUILT: &str = "offload: building the host program of app";
+const HOST_FRESH: &str = "offload: the host program of app is up to date";
+
+/// A build after another with nothing changed does not start cargo for the host program; a
+/// changed source, a deleted program, other options, a new example, a warning cargo would show
+/// again or a build script make cargo build it.
+#[test]
+fn an_unchanged_host_program_is_not_built_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().canonicalize().unwrap();
+    let ld = package(&pkg, "", &kernels(&["first"]));
+    assert!(build(&pkg, &ld, &[]).contains(HOST_BUILT));
+    // The first build made `target` in the package's folder, within the record's margin.
+    settled_build(&pkg, &ld);
+    let fresh = build(&pkg, &ld, &[]);
+    assert!(fresh.contains(FRESH) && fresh.contains(HOST_FRESH), "{fresh}");
+    assert!(!fresh.contains(HOST_BUILT), "{fresh}");
+    let program = pkg.join("target/offload/host/x86_64-unknown-linux-gnu/release/app");
+    assert!(program.is_file());
+
+    // An edit of the program's source (dated now, as cargo needs to see it).
+    std::fs::write(pkg.join("src/main.rs"), "mod kernels;\nfn main() { println!(); }\n").unwrap();
+    let edited = build(&pkg, &ld, &["--verbose"]);
+    assert!(edited.contains("src/main.rs changed") && edited.contains(HOST_BUILT), "{edited}");
+    // Saved within the record's margin of that build: trusted once a build started later.
+    let young = build(&pkg, &ld, &["--verbose"]);
+    assert!(young.contains("changed while the host program built"), "{young}");
+    settled_build(&pkg, &ld);
+    assert!(build(&pkg, &ld, &[]).contains(HOST_FRESH));
+
+    // The program deleted: built again, and recorded.
+    std::fs::remove_file(&program).unwrap();
+    let deleted = build(&pkg, &ld, &["--verbose"]);
+    assert!(deleted.contains("changed") && deleted.contains(HOST_BUILT), "{deleted}");
+    assert!(program.is_file());
+    assert!(build(&pkg, &ld, &[]).contains(HOST_FRESH));
+
+    // An example that appears, and another cargo command (the example asked for, then not).
+    write_old(&pkg, "examples/demo.rs", "fn main() {}\n");
+    // (The folders `examples` and the package's changed now: only a later build is trusted.)
+    std::thread::sleep(Duration::from_millis(2100));
+    let appeared = build(&pkg, &ld, &["--verbose"]);
+    assert!(appeared.contains(" changed") && appeared.contains(HOST_BUILT), "{appeared}");
+    let example = build(&pkg, &ld, &["--verbose", "--example", "demo"]);
+    assert!(example.contains("command changed") && example.contains(HOST_BUILT), "{example}");
+    assert!(program.with_file_name("examples").join("demo").is_file());
+    assert!(build(&pkg, &ld, &["--example", "demo"]).contains(HOST_FRESH));
+    let back = build(&pkg, &ld, &["--verbose"]);
+    assert!(back.contains("command changed") && back.contains(HOST_BUILT), "{back}");
+
+    // A warning, which cargo shows again on every build: not recorded, so shown every time.
+    std::fs::write(pkg.join("src/main.rs"), "mod kernels;\nfn main() { let unused = 1; }\n")
+        .unwrap();
+    for _ in 0..2 {
+        settled_build(&pkg, &ld);
+    }
+    let warned = build(&pkg, &ld, &["--verbose"]);
+    assert!(warned.contains("unused variable") && warned.contains("compiler messages"), "{warned}");
+    std::fs::write(pkg.join("src/main.rs"), "mod kernels;\nfn main() {}\n").unwrap();
+    settled_build(&pkg, &ld);
+    assert!(build(&pkg, &ld, &[]).contains(HOST_FRESH));
+
+    // A build script: cargo alone knows what it reads.
+    write_old(&pkg, "build.rs", "fn main() {}\n");
+    settled_build(&pkg, &ld);
+    let script = build(&pkg, &ld, &["--verbose"]);
+    assert!(script.contains("is a build script") && script.contains(HOST_BUILT), "{script}");
+}
+
+/// A build that starts past the record's margin (2 s) after what was saved before it.
+fn settled_build(pkg: &Path, ld: &Path) {
+    std::thread::sleep(Duration::from_millis(2100));
+    build(pkg, ld, &[]);
+}
+
 /// The kernels are compiled with the package's features, as cargo resolves them for the
 /// program: a type or a kernel that a feature selects is the same on both sides.
 #[test]

@@ -41,6 +41,8 @@ impl Built {
             default_run: None,
             inputs: vec![root.join("Cargo.toml"), root.join("Cargo.lock")],
             build_scripts: Vec::new(),
+            host_build_scripts: Vec::new(),
+            package_dirs: vec![root.clone()],
             user_rustflags: Vec::new(),
             selection: Features::default(),
             examples: Vec::new(),
@@ -275,6 +277,12 @@ fn binaries_that_appear_or_go_count() {
     assert!(why.ends_with("src/bin changed"), "{why}");
     std::fs::remove_file(built.path("src/main.rs")).unwrap();
     assert!(built.stale().unwrap().ends_with("src/main.rs was removed"));
+    // An example that appears: the package's list of examples is read again.
+    built.write_old("src/main.rs", "fn main() {}");
+    built.record(Duration::from_secs(10));
+    built.write_old("examples/demo.rs", "fn main() {}");
+    let why = built.stale().unwrap();
+    assert!(why.ends_with("examples changed"), "{why}");
 }
 
 #[test]
