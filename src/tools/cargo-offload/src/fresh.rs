@@ -256,22 +256,67 @@ fn changed_file(record: &Record) -> Option<String> {
         let what = if p.exists { "was removed" } else { "appeared" };
         return Some(format!("{} {what}", p.path.display()));
     }
-    let started = since_1970(record.started);
-    let build_dir = &record.project.build_dir;
-    for (file, input) in
-        record.inputs.iter().map(|f| (f, true)).chain(record.outputs.iter().map(|f| (f, false)))
+    // What the builds generate under the target folder is compared as it was written.
+    let generated = |path: &Path| path.starts_with(&record.project.build_dir);
+    first_change(&record.inputs, &record.outputs, record.started, generated, "the images")
+}
+
+/// The first of `inputs` and `outputs` whose state differs from the record's, or an input
+/// (but those `generated` says the build wrote) newer than the build of `what`, which started
+/// at `started` (nanoseconds since 1970), by less than [`MARGIN`].
+fn first_change(
+    inputs: &[File],
+    outputs: &[File],
+    started: u64,
+    generated: impl Fn(&Path) -> bool,
+    what: &str,
+) -> Option<String> {
+    let started = since_1970(started);
+    for (file, input) in inputs.iter().map(|f| (f, true)).chain(outputs.iter().map(|f| (f, false)))
     {
         let now = state(&file.path);
         if now != file.state {
             return Some(format!("{} changed", file.path.display()));
         }
-        // What the builds generate under the target folder is compared as it was written.
         let young = |(_, modified): (u64, u64)| since_1970(modified) + MARGIN > started;
-        if input && !file.path.starts_with(build_dir) && now.is_some_and(young) {
-            return Some(format!("{} changed while the images built", file.path.display()));
+        if input && !generated(&file.path) && now.is_some_and(young) {
+            return Some(format!("{} changed while {what} built", file.path.display()));
         }
     }
     None
+}
+
+/// `time` in nanoseconds since 1970, as records keep it.
+fn nanos_since_1970(time: SystemTime) -> u64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// The files at `paths` with their states now.
+fn files(paths: Vec<PathBuf>) -> Vec<File> {
+    paths.into_iter().map(|path| File { state: state(&path), path }).collect()
+}
+
+/// Removes the record at `path` (a build that fails must not leave one behind).
+fn remove_record(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Writes `record` to `path` whole or not at all (a build that reads it meanwhile sees the old
+/// one or the new one).
+fn write_record(path: &Path, record: &impl Serialize) -> Result<()> {
+    let dir = path.parent().context("the record has no folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("creating a file in {}", dir.display()))?;
+    serde_json::to_writer(&mut file, record).context("writing the record")?;
+    file.persist(path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
 }
 
 fn since_1970(ns: u64) -> SystemTime {
@@ -281,13 +326,7 @@ fn since_1970(ns: u64) -> SystemTime {
 /// Removes the record of `project`, before its images are built again: a build that fails
 /// halfway must not leave one behind.
 pub(crate) fn forget(project: &Project) -> Result<()> {
-    let path = record_path(project);
-    match std::fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing {}", path.display()))
-        }
-        _ => Ok(()),
-    }
+    remove_record(&record_path(project))
 }
 
 /// Writes the record of images just built by `rustc`, by a build that started at `started`.
@@ -355,17 +394,12 @@ pub(crate) fn record(
     }
     inputs.sort();
     inputs.dedup();
-    let files = |paths: Vec<PathBuf>| -> Vec<File> {
-        paths.into_iter().map(|path| File { state: state(&path), path }).collect()
-    };
     let manifest = canonical(&project.manifest);
     let record = Record {
         format: FORMAT,
         manifest: manifest.clone(),
         key: key(options)?,
-        started: started
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+        started: nanos_since_1970(started),
         project: project.clone(),
         images: images
             .iter()
@@ -375,14 +409,7 @@ pub(crate) fn record(
         presence,
         outputs: files(outputs),
     };
-    let path = record_path(project);
-    let dir = path.parent().context("the record has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut file = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("creating a file in {}", dir.display()))?;
-    serde_json::to_writer(&mut file, &record).context("writing the record")?;
-    file.persist(&path).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    write_record(&record_path(project), &record)
 }
 
 /// The source files a cargo dep-info file lists (`<output>: <source> <source>...`, one line per

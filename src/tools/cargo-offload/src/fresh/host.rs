@@ -32,7 +32,10 @@ use std::time::SystemTime;
 use anyhow::{Context as _, Result, bail};
 use serde::{Deserialize, Serialize};
 
-use super::{File, MARGIN, State, dep_info_sources, record_path, since_1970, state};
+use super::{
+    File, State, dep_info_sources, files, first_change, nanos_since_1970, record_path,
+    remove_record, state, write_record,
+};
 use crate::project::Project;
 
 /// Bumped when the record's meaning changes.
@@ -76,32 +79,13 @@ pub(crate) fn stale(project: &Project, command: &str) -> Option<String> {
     if record.command != command {
         return Some("the host program's cargo command changed".into());
     }
-    let started = since_1970(record.started);
-    for (file, input) in
-        record.inputs.iter().map(|f| (f, true)).chain(record.outputs.iter().map(|f| (f, false)))
-    {
-        let now = state(&file.path);
-        if now != file.state {
-            return Some(format!("{} changed", file.path.display()));
-        }
-        let young = |(_, modified): (u64, u64)| since_1970(modified) + MARGIN > started;
-        if input && now.is_some_and(young) {
-            return Some(format!("{} changed while the host program built", file.path.display()));
-        }
-    }
-    None
+    first_change(&record.inputs, &record.outputs, record.started, |_| false, "the host program")
 }
 
 /// Removes the record of `project`'s host program, before cargo builds it: a build that fails
 /// must not leave one behind.
 pub(crate) fn forget(project: &Project) -> Result<()> {
-    let path = host_record_path(project);
-    match std::fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing {}", path.display()))
-        }
-        _ => Ok(()),
-    }
+    remove_record(&host_record_path(project))
 }
 
 /// Records the host program's build, which cargo ran as `command` from `started`, making
@@ -156,27 +140,15 @@ pub(crate) fn record(
     }
     inputs.sort();
     inputs.dedup();
-    let files = |paths: Vec<PathBuf>| -> Vec<File> {
-        paths.into_iter().map(|path| File { state: state(&path), path }).collect()
-    };
     let record = HostRecord {
         format: FORMAT,
         images,
         command: command.to_owned(),
-        started: started
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+        started: nanos_since_1970(started),
         inputs: files(inputs),
         outputs: files(outputs),
     };
-    let path = host_record_path(project);
-    let dir = path.parent().context("the record has no folder")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut file = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("creating a file in {}", dir.display()))?;
-    serde_json::to_writer(&mut file, &record).context("writing the record")?;
-    file.persist(&path).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    write_record(&host_record_path(project), &record)
 }
 
 /// A file of compiler messages cargo keeps among its fingerprints, to show again on a build
