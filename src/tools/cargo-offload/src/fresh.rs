@@ -286,6 +286,20 @@ fn first_change(
     None
 }
 
+/// When a build of `project` started (`since`), by the clock of the file system its records
+/// lie on, which file times are compared with and which may not be this machine's: the time a
+/// new file there is made, less the time since `since`; else this machine's time then.
+pub(crate) fn build_started(project: &Project, since: std::time::Instant) -> SystemTime {
+    let dir = record_path(project).parent().map(Path::to_path_buf).unwrap_or_default();
+    let made = std::fs::create_dir_all(&dir)
+        .and_then(|()| tempfile::NamedTempFile::new_in(&dir))
+        .and_then(|file| file.as_file().metadata()?.modified());
+    let elapsed = since.elapsed();
+    made.unwrap_or_else(|_| SystemTime::now())
+        .checked_sub(elapsed)
+        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
 /// `time` in nanoseconds since 1970, as records keep it.
 fn nanos_since_1970(time: SystemTime) -> u64 {
     time.duration_since(SystemTime::UNIX_EPOCH)

@@ -109,12 +109,13 @@ pub(crate) fn binary(project: &Project, bin: Option<&str>) -> Result<PathBuf> {
 }
 
 /// The programs a host build makes: every binary of the package, and the examples asked for
-/// (`--example NAME`, or all with `--examples`).
+/// (`--example NAME`, or all with `--examples`), but those whose required features are off.
 pub(crate) fn programs(project: &Project, examples: &[String], all_examples: bool) -> Vec<PathBuf> {
     let dir = release_dir(project);
     let examples = if all_examples { &project.examples } else { examples };
-    let bins = project.bins.iter().map(|b| dir.join(b));
-    bins.chain(examples.iter().map(|e| dir.join("examples").join(e))).collect()
+    let built = |name: &&String| !project.unbuilt.contains(name);
+    let bins = project.bins.iter().filter(built).map(|b| dir.join(b));
+    bins.chain(examples.iter().filter(built).map(|e| dir.join("examples").join(e))).collect()
 }
 
 /// Where the host build puts the package's programs.

@@ -331,7 +331,7 @@ fn build(config: &Config, args: &BuildArgs, action: HostAction, test: &TestRun) 
         fresh::host::forget(&project)?;
     }
     config.status(&format!("building the host program of {}", project.name));
-    let started = std::time::SystemTime::now();
+    let started = fresh::build_started(&project, std::time::Instant::now());
     config.runner.run("the host program build", &cmd)?;
     if recorded {
         let programs = host::programs(&project, &args.example, args.examples);
@@ -371,7 +371,7 @@ fn fresh_or_built_images(
             fresh::Check::Stale(_) => {}
         }
     }
-    let started = std::time::SystemTime::now();
+    let since = std::time::Instant::now();
     let mut project = Project::load(args.manifest_path.as_deref(), &args.features)?;
     // Both images and the user's cfg(..) tables are the package toolchain's.
     let rustc = nvptx::find_rustc(&project, config)?;
@@ -384,6 +384,8 @@ fn fresh_or_built_images(
         let built = device_images(&project, config, args, &rustc)?;
         return Ok((project, built.images, None));
     }
+    // Taken once the target folder is known, counted from before the package was read.
+    let started = fresh::build_started(&project, since);
     // Where the lock cannot be had (a file system without locks), nothing is recorded.
     let hold = fresh::Hold::alone(&project)
         .inspect_err(|e| {

@@ -82,6 +82,9 @@ pub(crate) struct Project {
     /// The folders of the package and of the path packages of its graph, where a `build.rs`
     /// that appears is a build script cargo finds without a change of manifest.
     pub(crate) package_dirs: Vec<PathBuf>,
+    /// The binaries and examples cargo leaves out of a build: their `required-features` are not
+    /// all enabled.
+    pub(crate) unbuilt: Vec<String>,
     /// The user's rustflags for the host target, which ours follow (flags.rs); set after
     /// loading.
     pub(crate) user_rustflags: Vec<String>,
@@ -231,6 +234,13 @@ impl Project {
                 anyhow!("`cargo metadata` did not resolve the features of {}", root.name)
             })?;
         enabled_features.sort();
+        let unbuilt = root
+            .targets
+            .iter()
+            .filter(|t| t.is_bin() || t.is_example())
+            .filter(|t| t.required_features.iter().any(|f| !enabled_features.contains(f)))
+            .map(|t| t.name.clone())
+            .collect();
         let profile = release_profile(
             &meta.workspace_root.as_std_path().join("Cargo.toml"),
             root.name.as_str(),
@@ -249,6 +259,7 @@ impl Project {
             build_scripts,
             host_build_scripts,
             package_dirs,
+            unbuilt,
             user_rustflags: Vec::new(),
             selection: selection.clone(),
             declared_features,

@@ -7,21 +7,25 @@
 //!
 //! - the images' record it was built with (as a file: another build or record of the images is
 //!   not this one), which holds for the environment, the options, the manifests, the lockfile,
-//!   cargo's configuration and the toolchain (fresh.rs);
+//!   cargo's configuration, the toolchain and the package's lists of binaries and examples
+//!   (fresh.rs);
 //! - the cargo command: its arguments (the examples asked for) and what it sets (rustflags with
 //!   the images' stamp, the linker, the runtime);
 //! - the inputs: the files cargo's dep-info lists for each program built (the package's sources
-//!   and those of its path dependencies: cargo does not list the registry's, which do not
-//!   change), and the folders of the package and of its `src` (a file that appears there, such
-//!   as a `lib.rs`, changes them; `src/bin` and `examples` are the images' record's);
-//! - the outputs: the programs and their dep-info;
+//!   and those of its path dependencies: cargo does not list the registry's or git's, which do
+//!   not change), the files their build scripts watch by an absolute path, and the folders of
+//!   the package and of its `src` (a file that appears there, such as a `lib.rs`, changes them);
+//! - the outputs: the programs (those whose required features are on) and their dep-info;
 //! - no `build.rs` in the folder of the package or of a path package of its graph.
 //!
+//! An input must also be older than the start of the build that wrote the record by the images'
+//! record's margin, the start taken by the clock of the file system the records lie on.
+//!
 //! Nothing is recorded where cargo would do more than compare files: a path package of the
-//! program's graph, or the package itself, has a build script (whose inputs cargo alone
-//! knows), or cargo keeps compiler messages to show again (a warning that a build with nothing
-//! to do repeats: any `output-*` file among its fingerprints), or a program's dep-info lists a
-//! source that does not exist. A build that runs cargo writes the record again once cargo
+//! program's graph, or the package itself, has a build script (whose inputs cargo alone knows),
+//! a build script watches a folder, cargo keeps compiler messages of a unit it builds to show
+//! them again (a warning that a build with nothing to do repeats), or a program's dep-info lists
+//! a source that does not exist. A build that runs cargo writes the record again once cargo
 //! succeeds; a record older than the images' is no record.
 
 use std::collections::hash_map::DefaultHasher;
@@ -113,8 +117,11 @@ pub(crate) fn record(
     if images.is_none() {
         bail!("the device images are not recorded");
     }
-    let fingerprints = crate::host::release_dir(project).join(".fingerprint");
-    if let Some(messages) = kept_messages(&fingerprints) {
+    // The units built for the host itself (proc-macros, build scripts) are under
+    // `host/release`, beside those of the target.
+    let release_dirs =
+        [crate::host::release_dir(project), project.build_dir.join("host").join("release")];
+    if let Some(messages) = kept_messages(&release_dirs) {
         bail!("cargo keeps compiler messages to show again ({})", messages.display());
     }
     let package_dir = project.manifest.parent().unwrap_or(Path::new("/"));
@@ -123,6 +130,7 @@ pub(crate) fn record(
     let mut inputs = vec![package_dir.to_path_buf(), package_dir.join("src")];
     // Each missing: one that appears is a change.
     inputs.extend(scripts);
+    inputs.extend(watched_files(&release_dirs)?);
     let mut outputs = Vec::new();
     for program in programs {
         let mut dep_info = program.clone().into_os_string();
@@ -151,14 +159,72 @@ pub(crate) fn record(
     write_record(&host_record_path(project), &record)
 }
 
-/// A file of compiler messages cargo keeps among its fingerprints, to show again on a build
-/// that finds the unit fresh.
-fn kept_messages(fingerprints: &Path) -> Option<PathBuf> {
-    let units = std::fs::read_dir(fingerprints).ok()?;
-    units.filter_map(|unit| std::fs::read_dir(unit.ok()?.path()).ok()).flatten().find_map(|f| {
-        let path = f.ok()?.path();
-        path.file_name()?.to_str()?.starts_with("output-").then_some(path)
-    })
+/// A file of compiler messages cargo keeps to show again on a build that finds its unit fresh:
+/// `output-<target>` in a unit's fingerprint folder (`<package>-<hash>`) under one of
+/// `release_dirs`. A unit that another of the same package and target superseded (one built
+/// later, with other flags) does not count: cargo shows the messages of the units it builds.
+fn kept_messages(release_dirs: &[PathBuf]) -> Option<PathBuf> {
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let package = |unit: &Path| {
+        let name = unit.file_name()?.to_str()?;
+        Some(name.rsplit_once('-').map_or(name, |(package, _)| package).to_owned())
+    };
+    for dir in release_dirs {
+        let Ok(units) = std::fs::read_dir(dir.join(".fingerprint")) else { continue };
+        let units: Vec<PathBuf> = units.filter_map(|u| Some(u.ok()?.path())).collect();
+        for unit in &units {
+            let Ok(files) = std::fs::read_dir(unit) else { continue };
+            for file in files.filter_map(|f| Some(f.ok()?.path())) {
+                let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                let Some(target) = name.strip_prefix("output-") else { continue };
+                let built = modified(&unit.join(target));
+                let superseded = units.iter().any(|other| {
+                    other != unit
+                        && package(other) == package(unit)
+                        && modified(&other.join(target)) > built
+                });
+                if !superseded {
+                    return Some(file);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The files the build scripts of the program's graph watch (`cargo:rerun-if-changed=` in
+/// their output under `release_dirs`) by an absolute path, which cargo compares and the record
+/// must too. A relative path lies in the script's own package: a registry's or a git
+/// checkout's, which do not change (a path package with a build script is not recorded). One
+/// that names a folder is an error: cargo looks at every file in it.
+fn watched_files(release_dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut watched = Vec::new();
+    for dir in release_dirs {
+        let Ok(units) = std::fs::read_dir(dir.join("build")) else { continue };
+        for unit in units.filter_map(|u| Some(u.ok()?.path())) {
+            let Ok(output) = std::fs::read_to_string(unit.join("output")) else { continue };
+            for line in output.lines() {
+                let Some(path) = line
+                    .strip_prefix("cargo::rerun-if-changed=")
+                    .or_else(|| line.strip_prefix("cargo:rerun-if-changed="))
+                else {
+                    continue;
+                };
+                let path = PathBuf::from(path);
+                if path.is_absolute() {
+                    if path.is_dir() {
+                        bail!(
+                            "a build script ({}) watches the folder {}",
+                            unit.display(),
+                            path.display()
+                        );
+                    }
+                    watched.push(path);
+                }
+            }
+        }
+    }
+    Ok(watched)
 }
 
 /// The hash of a command, as the record compares it.

@@ -2,7 +2,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::{Check, Options, check_in, dep_info_sources, forget, record};
+use super::{Check, Options, check_in, dep_info_sources, forget, host, record};
 use crate::cargo_files::sets_key;
 use crate::image::{HOST_TRIPLE, Image, Made};
 use crate::project::{Features, Project};
@@ -43,6 +43,7 @@ impl Built {
             build_scripts: Vec::new(),
             host_build_scripts: Vec::new(),
             package_dirs: vec![root.clone()],
+            unbuilt: Vec::new(),
             user_rustflags: Vec::new(),
             selection: Features::default(),
             examples: Vec::new(),
@@ -340,4 +341,124 @@ fn only_an_include_key_is_an_include() {
     assert!(sets_key("[build]\njobs = 2\n  include= \"x.toml\"\n", "include"));
     assert!(!sets_key("[env]\nCPATH = \"/usr/include\"\n", "include"));
     assert!(!sets_key("[build]\nrustflags = [\"-L/usr/include\"]\n# include\n", "include"));
+}
+
+/// A package whose images were recorded, with the program `app` and its dep-info listing
+/// `src/main.rs`, as its host build leaves them.
+fn with_program() -> Built {
+    let built = Built::recorded();
+    built.write_old("src/main.rs", "fn main() {}");
+    built.record(Duration::from_secs(10));
+    let release = "target/offload/host/x86_64-unknown-linux-gnu/release";
+    built.write_old(&format!("{release}/app"), "program");
+    let main = built.path("src/main.rs");
+    let program = built.path(&format!("{release}/app"));
+    built.write_old(
+        &format!("{release}/app.d"),
+        &format!("{}: {}\n", program.display(), main.display()),
+    );
+    // The package's folders, inputs too, as old as their files.
+    for dir in ["", "src"] {
+        set_age(&built.path(dir), Duration::from_secs(60));
+    }
+    built
+}
+
+impl Built {
+    fn program(&self) -> PathBuf {
+        self.path("target/offload/host/x86_64-unknown-linux-gnu/release/app")
+    }
+
+    /// Records the host program as built by cargo as `command`, from `ago`.
+    fn record_host(&self, command: &str, ago: Duration) -> anyhow::Result<()> {
+        host::record(&self.project, command, &[self.program()], SystemTime::now() - ago)
+    }
+}
+
+#[test]
+fn a_recorded_host_program_is_fresh_until_its_sources_or_command_change() {
+    let built = with_program();
+    assert!(host::stale(&built.project, "c").unwrap().starts_with("no record"));
+    built.record_host("c", Duration::from_secs(10)).unwrap();
+    assert_eq!(host::stale(&built.project, "c"), None);
+    assert!(host::stale(&built.project, "other").unwrap().contains("command changed"));
+    // A source saved within the margin before the build started (1 s) is not trusted.
+    built.record_host("c", Duration::from_secs(59)).unwrap();
+    let why = host::stale(&built.project, "c").unwrap();
+    assert!(why.contains("changed while the host program built"), "{why}");
+    built.record_host("c", Duration::from_secs(10)).unwrap();
+    built.write_old("src/main.rs", "fn main() { println!(); }");
+    assert!(host::stale(&built.project, "c").unwrap().ends_with("src/main.rs changed"));
+    built.record_host("c", Duration::from_secs(10)).unwrap();
+    // The images recorded again: not the program's.
+    built.record(Duration::from_secs(5));
+    let why = host::stale(&built.project, "c").unwrap();
+    assert!(why.contains("images were recorded again"), "{why}");
+    built.record_host("c", Duration::from_secs(5)).unwrap();
+    // The program replaced, or a build script that appears.
+    built.write_old("target/offload/host/x86_64-unknown-linux-gnu/release/app", "other program");
+    assert!(host::stale(&built.project, "c").unwrap().ends_with("release/app changed"));
+    built.record_host("c", Duration::from_secs(5)).unwrap();
+    built.write_old("build.rs", "fn main() {}");
+    assert!(host::stale(&built.project, "c").is_some());
+    let e = built.record_host("c", Duration::from_secs(5)).unwrap_err().to_string();
+    assert!(e.contains("is a build script"), "{e}");
+}
+
+#[test]
+fn files_the_dependencies_build_scripts_watch_are_inputs() {
+    let built = with_program();
+    let watched = built.path("outside/input.txt");
+    built.write_old("outside/input.txt", "1");
+    let output = format!(
+        "cargo:rerun-if-changed=build.rs\ncargo::rerun-if-changed={}\ncargo:rustc-cfg=x\n",
+        watched.display()
+    );
+    built.write_old(
+        "target/offload/host/x86_64-unknown-linux-gnu/release/build/dep-1/output",
+        &output,
+    );
+    set_age(&built.path(""), Duration::from_secs(60));
+    built.record_host("c", Duration::from_secs(10)).unwrap();
+    assert_eq!(host::stale(&built.project, "c"), None);
+    built.write_old("outside/input.txt", "22");
+    assert!(host::stale(&built.project, "c").unwrap().ends_with("outside/input.txt changed"));
+    // A watched folder: cargo looks at every file in it, the record would not.
+    let output = format!("cargo:rerun-if-changed={}\n", built.path("outside").display());
+    built.write_old("target/offload/host/release/build/dep-2/output", &output);
+    let e = built.record_host("c", Duration::from_secs(10)).unwrap_err().to_string();
+    assert!(e.contains("watches the folder"), "{e}");
+}
+
+#[test]
+fn messages_cargo_shows_again_leave_the_host_program_unrecorded() {
+    let built = with_program();
+    // A proc-macro's warning, among the units built for the host.
+    let unit = "target/offload/host/release/.fingerprint/pm-1";
+    built.write_old(&format!("{unit}/lib-pm"), "fingerprint");
+    built.write_old(&format!("{unit}/output-lib-pm"), "{\"message\":\"warning\"}");
+    let e = built.record_host("c", Duration::from_secs(10)).unwrap_err().to_string();
+    assert!(e.contains("compiler messages") && e.contains("output-lib-pm"), "{e}");
+    // The same unit built since with other flags, without a warning: the old one's messages
+    // are not shown again.
+    let newer = "target/offload/host/release/.fingerprint/pm-2/lib-pm";
+    built.write_old(newer, "fingerprint");
+    set_age(&built.path(newer), Duration::from_secs(30));
+    built.record_host("c", Duration::from_secs(10)).unwrap();
+}
+
+#[test]
+fn programs_cargo_leaves_out_are_not_the_records() {
+    let mut built = Built::new();
+    built.project.bins = vec!["app".into(), "extra".into()];
+    built.project.examples = vec!["demo".into(), "gated".into()];
+    // `extra` and `gated` need features the build does not enable.
+    built.project.unbuilt = vec!["extra".into(), "gated".into()];
+    let names = |programs: Vec<PathBuf>| -> Vec<String> {
+        programs.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect()
+    };
+    assert_eq!(names(crate::host::programs(&built.project, &[], false)), ["app"]);
+    assert_eq!(names(crate::host::programs(&built.project, &[], true)), ["app", "demo"]);
+    let asked = ["gated".to_owned(), "demo".to_owned()];
+    assert_eq!(names(crate::host::programs(&built.project, &asked, false)), ["app", "demo"]);
 }
