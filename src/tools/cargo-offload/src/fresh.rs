@@ -15,7 +15,8 @@
 //!   package's `src/bin` and `examples` and their subfolders, and the tools: the toolchain's
 //!   rustc and libraries (whatever `RUSTC` names), its nvptx64 libraries where it has them,
 //!   ptxas, the nvptx sysroot;
-//! - whether the package has a `src/main.rs`;
+//! - whether the package has a `src/main.rs`, and whether it and its path packages have a
+//!   `build.rs`;
 //! - the outputs: the images and the files made beside them.
 //!
 //! A file is compared by size and modification time, and one that was missing must still be
@@ -399,10 +400,16 @@ pub(crate) fn record(
         }
         inputs.push(programs);
     }
-    let presence = vec![Presence {
+    let mut presence = vec![Presence {
         path: package_dir.join("src").join("main.rs"),
         exists: package_dir.join("src").join("main.rs").exists(),
     }];
+    // A `build.rs` that appears in a path package is a build script cargo finds without a
+    // change of manifest: the packages are read again (one of `offload`'s is not recorded).
+    presence.extend(project.package_dirs.iter().map(|dir| {
+        let path = dir.join("build.rs");
+        Presence { exists: path.exists(), path }
+    }));
     if let Some(rustup_home) = cargo_files::home_dir("RUSTUP_HOME", ".rustup") {
         inputs.push(rustup_home.join("settings.toml"));
     }

@@ -217,12 +217,14 @@ fn an_unchanged_host_program_is_not_built_again() {
     settled_build(&pkg, &ld);
     assert!(build(&pkg, &ld, &[]).contains(HOST_FRESH));
 
-    // A build script, found by cargo (the images fresh, their record's list of packages does
-    // not know it) or named in the manifest: cargo alone knows what it reads.
+    // A build script, found by cargo (the images' record sees it appear and the package is read
+    // again) or named in the manifest: cargo alone knows what it reads.
     write_old(&pkg, "build.rs", "fn main() {}\n");
+    let appeared = build(&pkg, &ld, &["--verbose"]);
+    assert!(appeared.contains("build.rs appeared") && appeared.contains(BUILT), "{appeared}");
     settled_build(&pkg, &ld);
     let script = build(&pkg, &ld, &["--verbose"]);
-    assert!(script.contains("is a build script") && script.contains(HOST_BUILT), "{script}");
+    assert!(script.contains("has a build script") && script.contains(HOST_BUILT), "{script}");
     std::fs::remove_file(pkg.join("build.rs")).unwrap();
     let manifest = std::fs::read_to_string(pkg.join("Cargo.toml")).unwrap();
     write_old(&pkg, "Cargo.toml", &manifest.replace("edition", "build = \"gen.rs\"\nedition"));

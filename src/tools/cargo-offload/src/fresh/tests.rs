@@ -284,6 +284,10 @@ fn binaries_that_appear_or_go_count() {
     built.write_old("examples/demo.rs", "fn main() {}");
     let why = built.stale().unwrap();
     assert!(why.ends_with("examples changed"), "{why}");
+    // A build script cargo would find by itself.
+    built.record(Duration::from_secs(10));
+    built.write_old("build.rs", "fn main() {}");
+    assert!(built.stale().unwrap().ends_with("build.rs appeared"));
 }
 
 #[test]
