@@ -152,19 +152,18 @@ fn install() {
             (kib >> 10).max(1) * 8
         ));
         for (i, signal) in [libc::SIGSEGV, libc::SIGBUS].into_iter().enumerate() {
-            // SAFETY: `sigaction` writes the current handler into `old` and installs ours,
-            // whose flags match its signature; the previous one is stored first.
+            // SAFETY: `sigaction` installs ours, whose flags match its signature, and gives
+            // the handler it replaces in the same call: one another thread installs meanwhile
+            // is not lost. (Until the previous one is stored, a fault takes the default action.)
             unsafe {
-                let mut old: libc::sigaction = core::mem::zeroed();
-                if libc::sigaction(signal, core::ptr::null(), &mut old) != 0 {
-                    continue;
-                }
-                let _ = PREVIOUS[i].set(Previous(old));
                 let mut action: libc::sigaction = core::mem::zeroed();
                 action.sa_sigaction = on_fault as *const () as usize;
                 action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
                 libc::sigemptyset(&mut action.sa_mask);
-                libc::sigaction(signal, &action, core::ptr::null_mut());
+                let mut old: libc::sigaction = core::mem::zeroed();
+                if libc::sigaction(signal, &action, &mut old) == 0 {
+                    let _ = PREVIOUS[i].set(Previous(old));
+                }
             }
         }
     });

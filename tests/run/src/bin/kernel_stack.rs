@@ -10,7 +10,10 @@
 //!   the image's copy of std gives no alternate signal stack (the library gives them one);
 //! - 2048 deep in block 0, on a launching thread whose alternate signal stack is turned off
 //!   first, as in a C program: the same message;
-//! - 2048 deep with `OFFLOAD_HOST_STACK=8M`, both ways: it fits.
+//! - 2048 deep with `OFFLOAD_HOST_STACK=8M`, both ways: it fits;
+//! - once the handler is in, other faults go on as before: a read of address 8 in the
+//!   program's own code ends it with SIGSEGV, and an overflow of the main thread's stack with
+//!   Rust's own report (its handler, which the library's hands the fault to).
 //@ run: => h2d=0 d2h=0
 //@ host-offload
 
@@ -84,10 +87,57 @@ fn run_child(case: &Case) -> (std::process::ExitStatus, String, String) {
     (output.status, text(&output.stdout), text(&output.stderr))
 }
 
+/// A launch that fits (the handler is installed with the first stack), then `fault`: a read of
+/// address 8, or a recursion without end on the main thread.
+fn faulting_child(fault: &str) -> Result<(), offload::Error> {
+    // SAFETY: sets this process's limit of core files.
+    unsafe { libc::setrlimit(libc::RLIMIT_CORE, &libc::rlimit { rlim_cur: 0, rlim_max: 0 }) };
+    let device = offload::Device::get(offload::Device::count() - 1)?;
+    let mut out = vec![0u32; 64];
+    offload::launch!(on device, kernels::stack_depth, 2, 32, (4u32, 4u32, 1u32, &mut out[..]))?;
+    println!("launched");
+    if fault == "null" {
+        // SAFETY: none: the read faults, which is what is tested.
+        let byte = unsafe { std::ptr::read_volatile(8 as *const u8) };
+        println!("read {byte}");
+    } else {
+        println!("{}", endless(1));
+    }
+    Ok(())
+}
+
+/// Calls itself for ever, 4 KiB of stack a call.
+#[allow(unconditional_recursion)]
+fn endless(n: u64) -> u64 {
+    let frame = std::hint::black_box([n; 512]);
+    endless(frame[(n % 512) as usize] + 1) + frame[0]
+}
+
 fn main() -> Result<(), offload::Error> {
     let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("child") {
-        return child(&args[2..]);
+    match args.get(1).map(String::as_str) {
+        Some("child") => return child(&args[2..]),
+        Some("fault") => return faulting_child(&args[2]),
+        _ => {}
+    }
+    for (fault, signal, said) in [
+        ("null", libc::SIGSEGV, None),
+        ("recursion", libc::SIGABRT, Some("has overflowed its stack")),
+    ] {
+        let output = Command::new(std::env::current_exe().unwrap())
+            .args(["fault", fault])
+            .env_remove("OFFLOAD_HOST_STACK")
+            .output()
+            .unwrap();
+        let (out, err) =
+            (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        let context = format!("{fault}: {}\n--- stdout\n{out}--- stderr\n{err}", output.status);
+        assert!(out.contains("launched"), "{context}");
+        assert_eq!(output.status.signal(), Some(signal), "{context}");
+        assert!(!err.contains("offload: error"), "{context}");
+        if let Some(said) = said {
+            assert!(err.contains(said), "{context}");
+        }
     }
     let case = |grid, depth, first, wait| Case {
         grid,
@@ -130,7 +180,7 @@ fn main() -> Result<(), offload::Error> {
         assert!(err.contains("OFFLOAD_HOST_STACK=8M"), "{context}");
     }
     println!(
-        "ok: {} grids fit, {} overflows reported (on the library's threads and on a thread without an alternate signal stack)",
+        "ok: {} grids fit, {} overflows reported (on the library's threads and on a thread without an alternate signal stack), other faults as before",
         fits.len(),
         overflows.len()
     );
