@@ -363,14 +363,7 @@ pub(crate) fn record(
         outputs.push(image.path.clone());
         outputs.extend(image.made.outputs.iter().cloned());
         inputs.extend(image.made.tools.iter().cloned());
-        let dep_info = &image.made.dep_info;
-        let text = std::fs::read_to_string(dep_info)
-            .with_context(|| format!("reading {}", dep_info.display()))?;
-        let sources = dep_info_sources(&text).with_context(|| format!("{}", dep_info.display()))?;
-        if let Some(missing) = sources.iter().find(|p| !p.exists()) {
-            bail!("{} lists {}, which does not exist", dep_info.display(), missing.display());
-        }
-        inputs.extend(sources);
+        inputs.extend(dep_info_inputs(&image.made.dep_info)?);
     }
     inputs.extend(toolchain_files(rustc)?);
     let cwd = std::env::current_dir().context("reading the working folder")?;
@@ -431,6 +424,18 @@ pub(crate) fn record(
         outputs: files(outputs),
     };
     write_record(&record_path(project), &record)
+}
+
+/// The sources the dep-info file at `path` lists, each of which must exist: one that does not
+/// is a path the parser misread, and the record would not see the real file.
+fn dep_info_inputs(path: &Path) -> Result<Vec<PathBuf>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let sources = dep_info_sources(&text).with_context(|| format!("{}", path.display()))?;
+    if let Some(missing) = sources.iter().find(|p| !p.exists()) {
+        bail!("{} lists {}, which does not exist", path.display(), missing.display());
+    }
+    Ok(sources)
 }
 
 /// The source files a cargo dep-info file lists (`<output>: <source> <source>...`, one line per

@@ -305,20 +305,21 @@ fn build(config: &Config, args: &BuildArgs, action: HostAction, test: &TestRun) 
         let cmd = if test.args.is_empty() { cmd } else { cmd.arg("--").args(&test.args) };
         return config.runner.run("the host program's tests", &cmd).map(|()| project);
     }
-    // Not in a dry run (whose plan is every step), nor where the images are not held (no
-    // record of them either).
-    let recorded = !config.runner.dry_run && hold.is_some();
-    // The command as a build without --verbose runs it: cargo's output is not what it makes.
-    let command = if config.runner.verbose {
-        let quiet =
-            Config { runner: Runner { verbose: false, ..config.runner.clone() }, ..config.clone() };
-        host::host_command(&project, &images, &quiet, action)?.args(args.example_args()).display()
-    } else {
-        cmd.display()
+    // Recorded, and the record looked at, neither in a dry run (whose plan is every step) nor
+    // where the images are not held (no record of them either). The command is hashed as a
+    // build without --verbose runs it: cargo's output is not what it makes.
+    let command = match (!config.runner.dry_run && hold.is_some(), config.runner.verbose) {
+        (false, _) => None,
+        (true, false) => Some(fresh::host::command_hash(&cmd.display())),
+        (true, true) => {
+            let runner = Runner { verbose: false, ..config.runner.clone() };
+            let quiet = Config { runner, ..config.clone() };
+            let quiet = host::host_command(&project, &images, &quiet, action)?;
+            Some(fresh::host::command_hash(&quiet.args(args.example_args()).display()))
+        }
     };
-    let command = fresh::host::command_hash(&command);
-    if recorded {
-        match fresh::host::stale(&project, &command) {
+    if let Some(command) = &command {
+        match fresh::host::stale(&project, command) {
             None => {
                 config.status(&format!("the host program of {} is up to date", project.name));
                 return Ok(project);
@@ -331,11 +332,13 @@ fn build(config: &Config, args: &BuildArgs, action: HostAction, test: &TestRun) 
         fresh::host::forget(&project)?;
     }
     config.status(&format!("building the host program of {}", project.name));
-    let started = fresh::build_started(&project, std::time::Instant::now());
+    // (Its file is made in the target folder: not in a dry run.)
+    let started =
+        command.as_ref().map(|_| fresh::build_started(&project, std::time::Instant::now()));
     config.runner.run("the host program build", &cmd)?;
-    if recorded {
+    if let (Some(command), Some(started)) = (&command, started) {
         let programs = host::programs(&project, &args.example, args.examples);
-        let written = fresh::host::record(&project, &command, &programs, started);
+        let written = fresh::host::record(&project, command, &programs, started);
         if let Err(e) = written
             && config.runner.verbose
         {

@@ -200,19 +200,10 @@ impl Project {
         inputs.push(meta.workspace_root.as_std_path().join("Cargo.lock"));
         inputs.sort();
         inputs.dedup();
-        let build_scripts = offload_closure(&meta)
-            .into_iter()
-            .filter(|p| p.source.is_none())
-            .filter(|p| p.targets.iter().any(|t| t.is_custom_build()))
-            .map(|p| p.name.to_string())
-            .collect();
+        let build_scripts = with_build_scripts(offload_closure(&meta));
         let host_local: Vec<&Package> =
             closure(&meta, root).into_iter().filter(|p| p.source.is_none()).collect();
-        let host_build_scripts = host_local
-            .iter()
-            .filter(|p| p.targets.iter().any(|t| t.is_custom_build()))
-            .map(|p| p.name.to_string())
-            .collect();
+        let host_build_scripts = with_build_scripts(host_local.iter().copied());
         let package_dirs = host_local
             .iter()
             .filter_map(|p| Some(p.manifest_path.parent()?.as_std_path().to_path_buf()))
@@ -269,6 +260,16 @@ impl Project {
             kernel_dependencies,
         })
     }
+}
+
+/// The names of the path packages among `packages` that have a build script.
+fn with_build_scripts<'a>(packages: impl IntoIterator<Item = &'a Package>) -> Vec<String> {
+    packages
+        .into_iter()
+        .filter(|p| p.source.is_none())
+        .filter(|p| p.targets.iter().any(|t| t.is_custom_build()))
+        .map(|p| p.name.to_string())
+        .collect()
 }
 
 /// `offload` and every package it depends on, as resolved (the device images' whole graph; a

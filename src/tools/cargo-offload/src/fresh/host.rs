@@ -33,11 +33,11 @@ use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    File, State, dep_info_sources, files, first_change, nanos_since_1970, record_path,
+    File, State, dep_info_inputs, files, first_change, nanos_since_1970, record_path,
     remove_record, state, write_record,
 };
 use crate::project::Project;
@@ -136,13 +136,7 @@ pub(crate) fn record(
         let mut dep_info = program.clone().into_os_string();
         dep_info.push(".d");
         let dep_info = PathBuf::from(dep_info);
-        let text = std::fs::read_to_string(&dep_info)
-            .with_context(|| format!("reading {}", dep_info.display()))?;
-        let sources = dep_info_sources(&text).with_context(|| format!("{}", dep_info.display()))?;
-        if let Some(missing) = sources.iter().find(|p| !p.exists()) {
-            bail!("{} lists {}, which does not exist", dep_info.display(), missing.display());
-        }
-        inputs.extend(sources);
+        inputs.extend(dep_info_inputs(&dep_info)?);
         outputs.push(program.clone());
         outputs.push(dep_info);
     }
