@@ -137,13 +137,17 @@ fn in_guard(address: usize) -> bool {
     })
 }
 
+/// The system's page size.
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
 /// Installs the handler of SIGSEGV and SIGBUS, once.
 fn install() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        PAGE.store(usize::try_from(page).unwrap_or(4096), Ordering::Relaxed);
+        PAGE.store(page_size(), Ordering::Relaxed);
         let kib = size() >> 10;
         let _ = MESSAGE.set(format!(
             "offload: error: a kernel thread overflowed its stack of {kib} KiB in the host-offload \
@@ -189,7 +193,8 @@ extern "C" fn on_fault(
         }
     }
     let index = usize::from(signal == libc::SIGBUS);
-    let handler = PREVIOUS[index].get().map_or(libc::SIG_DFL, |p| p.0.sa_sigaction);
+    let previous = PREVIOUS[index].get().map(|p| &p.0);
+    let handler = previous.map_or(libc::SIG_DFL, |p| p.sa_sigaction);
     if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
         // Ignored where it was sent; a fault, which cannot be ignored, ends the process.
         if handler == libc::SIG_DFL || code > 0 {
@@ -198,7 +203,7 @@ extern "C" fn on_fault(
         }
         return;
     }
-    let Some(Previous(previous)) = PREVIOUS[index].get() else { return };
+    let Some(previous) = previous else { return };
     // The previous handler, called as the kernel would call it: with its mask, reset first
     // where it asked for that (SA_RESETHAND: its return then lets the fault end the process),
     // the signal left open to it where it asked (SA_NODEFER).
@@ -206,9 +211,7 @@ extern "C" fn on_fault(
     // with these flags (which say its signature) are what the kernel would do.
     unsafe {
         if previous.sa_flags & libc::SA_RESETHAND != 0 {
-            let mut action: libc::sigaction = core::mem::zeroed();
-            action.sa_sigaction = libc::SIG_DFL;
-            libc::sigaction(signal, &action, core::ptr::null_mut());
+            reset_to_default(signal);
         }
         let mut mask = previous.sa_mask;
         let mut before: libc::sigset_t = core::mem::zeroed();
@@ -242,14 +245,25 @@ extern "C" fn on_fault(
 /// # Safety
 /// Called from the handler of `signal`.
 unsafe fn default_action(signal: libc::c_int, code: libc::c_int) {
-    // SAFETY: sigaction and raise are async-signal-safe.
+    // SAFETY: per the caller; raise is async-signal-safe.
+    unsafe {
+        reset_to_default(signal);
+        if code <= 0 {
+            libc::raise(signal);
+        }
+    }
+}
+
+/// Makes the default action `signal`'s.
+///
+/// # Safety
+/// Called from the handler of `signal` (sigaction is async-signal-safe).
+unsafe fn reset_to_default(signal: libc::c_int) {
+    // SAFETY: an action of zeroes but its handler, SIG_DFL.
     unsafe {
         let mut action: libc::sigaction = core::mem::zeroed();
         action.sa_sigaction = libc::SIG_DFL;
         libc::sigaction(signal, &action, core::ptr::null_mut());
-        if code <= 0 {
-            libc::raise(signal);
-        }
     }
 }
 
@@ -310,7 +324,7 @@ pub(crate) fn give_altstack() {
             return;
         }
         // A guard page below it, as below every stack: a handler that overflows it faults.
-        let guard = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE)).unwrap_or(4096);
+        let guard = page_size();
         let len = ALT_STACK + guard;
         let map = libc::mmap(
             core::ptr::null_mut(),
