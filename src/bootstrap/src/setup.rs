@@ -14,10 +14,12 @@ use crate::tools::Tools;
 /// (ptxas comes from PyPI into the project's `.venv`).
 const PACKAGES: &[&str] = &["libomp5-19", "libomp-19-dev", "llvm-19-tools", "python3-venv"];
 
-/// The Debian packages and the toolchain check (ptxas comes later, from a built tool).
+/// The Debian packages and the toolchain with its components (ptxas comes later, from a built
+/// tool).
 pub(crate) fn setup(config: &Config) -> Result<()> {
     install_packages()?;
-    check_toolchain()?;
+    let sysroot = check_toolchain()?;
+    install_rust_src(&sysroot)?;
     let runtime = config.runtime.dir.join("libomptarget.so.19.1");
     if !runtime.is_file() {
         bail!(
@@ -67,8 +69,8 @@ pub(crate) fn is_root() -> bool {
 }
 
 /// The lowering links against the libLLVM of the rustc that builds it; that library must be
-/// there (it is in every rustup toolchain).
-fn check_toolchain() -> Result<()> {
+/// there (it is in every rustup toolchain). Returns the toolchain's sysroot.
+fn check_toolchain() -> Result<PathBuf> {
     let out = shell::capture("rustc", Command::new("rustc").args(["--print", "sysroot"]))?;
     let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     let lib = sysroot.join("lib");
@@ -82,7 +84,36 @@ fn check_toolchain() -> Result<()> {
             sysroot.display()
         );
     }
+    Ok(sysroot)
+}
+
+/// The standard library's sources (rustup's `rust-src`, which rust-toolchain.toml lists but
+/// rustup does not add to a toolchain already installed): the tsan suite rebuilds std from them.
+fn install_rust_src(sysroot: &Path) -> Result<()> {
+    if rust_src_installed(sysroot) {
+        return Ok(());
+    }
+    let line = "rustup component add rust-src";
+    if !shell::capture("rustup", Command::new("rustup").arg("--version"))
+        .is_ok_and(|o| o.status.success())
+    {
+        bail!(
+            "the toolchain at {} has no rust-src and there is no rustup to add it (install the \
+             standard library's sources there, or use a rustup toolchain: {line})",
+            sysroot.display()
+        );
+    }
+    eprintln!("x: installing the toolchain's rust-src ({line})");
+    shell::run(line, Command::new("rustup").args(["component", "add", "rust-src"]))?;
+    if !rust_src_installed(sysroot) {
+        bail!("{line} ran, but {} still has no rust-src", sysroot.display());
+    }
     Ok(())
+}
+
+/// Whether the toolchain at `sysroot` has the standard library's sources.
+pub(crate) fn rust_src_installed(sysroot: &Path) -> bool {
+    sysroot.join("lib/rustlib/src/rust/library/std/src/lib.rs").is_file()
 }
 
 /// CUDA 11.8's ptxas for the NVIDIA image, installed into `.venv` by `cargo offload setup`

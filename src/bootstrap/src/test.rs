@@ -12,8 +12,8 @@ use anyhow::{Result, bail};
 
 use crate::config::Config;
 use crate::programs::{self, Flavor, RUN_SUITE};
-use crate::shell;
 use crate::tools::Tools;
+use crate::{setup, shell};
 
 const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ui", "run", "tsan"];
 
@@ -172,9 +172,9 @@ fn tsan_suite(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
         Command::new("rustc").current_dir(root).args(["--print", "sysroot"]),
     )?;
     let sysroot = String::from_utf8_lossy(&rust_src.stdout).trim().to_owned();
-    if !Path::new(&sysroot).join("lib/rustlib/src/rust/library/std").is_dir() {
+    if !setup::rust_src_installed(Path::new(&sysroot)) {
         bail!(
-            "ThreadSanitizer needs the standard library's sources (rustup component add rust-src; rust-toolchain.toml lists it)"
+            "ThreadSanitizer needs the standard library's sources (./x.py setup adds them: rustup component add rust-src)"
         );
     }
     let package = root.join("tests/run");
