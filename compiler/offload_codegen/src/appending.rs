@@ -79,3 +79,28 @@ pub(crate) fn append_ctor<'ctx>(
     all.push(ours);
     replace(module, "llvm.global_ctors", ctor_ty.const_array(&all).into(), None);
 }
+
+/// Takes `global` out of `@llvm.used` and `@llvm.compiler.used` (each removed once empty).
+pub(crate) fn remove_from_used(module: &Module<'_>, global: inkwell::values::GlobalValue<'_>) {
+    let target = global.as_pointer_value().as_value_ref();
+    for name in ["llvm.used", "llvm.compiler.used"] {
+        let Some(old) = module.get_global(name) else { continue };
+        let kept: Vec<PointerValue<'_>> = elements(module, name)
+            .into_iter()
+            .filter_map(|v| match v {
+                BasicValueEnum::PointerValue(p) if p.as_value_ref() != target => Some(p),
+                _ => None,
+            })
+            .collect();
+        if kept.len() == elements(module, name).len() {
+            continue;
+        }
+        if kept.is_empty() {
+            // SAFETY: appending globals are only referenced by name, never by use.
+            unsafe { old.delete() };
+        } else {
+            let ptr_ty = module.get_context().ptr_type(AddressSpace::default());
+            replace(module, name, ptr_ty.const_array(&kept).into(), Some("llvm.metadata"));
+        }
+    }
+}

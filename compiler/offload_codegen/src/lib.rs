@@ -19,6 +19,7 @@
 pub mod abi;
 mod appending;
 mod binding;
+pub mod device;
 mod lower;
 mod maptype;
 mod markers;

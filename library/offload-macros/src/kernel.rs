@@ -10,8 +10,103 @@ use syn::{
     WherePredicate,
 };
 
-/// Prefix of the exported symbol that names a kernel in the host-offload image.
-const KERNEL_MARKER_PREFIX: &str = "__offload_kernel.";
+use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTRS_PREFIX, MARKER_PREFIX};
+
+/// `launch_bounds = N` (threads per block, any shape) or `launch_bounds = (X, Y)` /
+/// `(X, Y, Z)` (each axis).
+#[derive(Clone, Copy)]
+enum Bounds {
+    Threads(u32),
+    Axes([u32; 3]),
+}
+
+impl Bounds {
+    fn threads(self) -> u32 {
+        match self {
+            Bounds::Threads(n) => n,
+            Bounds::Axes(a) => a.iter().product(),
+        }
+    }
+
+    fn axes(self) -> [u32; 3] {
+        match self {
+            Bounds::Threads(_) => [0; 3],
+            Bounds::Axes(a) => a,
+        }
+    }
+
+    fn parse(value: &syn::Expr) -> Result<Bounds> {
+        let number = |e: &syn::Expr| -> Result<u32> {
+            match e {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse(),
+                other => Err(Error::new_spanned(other, "a launch bound is an integer literal")),
+            }
+        };
+        let bounds = match value {
+            syn::Expr::Tuple(t) if (2..=3).contains(&t.elems.len()) => {
+                let mut axes = [1u32; 3];
+                for (axis, e) in axes.iter_mut().zip(&t.elems) {
+                    *axis = number(e)?;
+                }
+                Bounds::Axes(axes)
+            }
+            syn::Expr::Paren(p) => return Bounds::parse(&p.expr),
+            e => Bounds::Threads(number(e)?),
+        };
+        let axes_ok = bounds.axes() == [0; 3] || {
+            let [x, y, z] = bounds.axes();
+            (1..=1024).contains(&x) && (1..=1024).contains(&y) && (1..=64).contains(&z)
+        };
+        if !(1..=1024).contains(&bounds.threads()) || !axes_ok {
+            return Err(Error::new_spanned(
+                value,
+                "`launch_bounds` is the most threads a block of this kernel has, 1 to 1024 in \
+                 all: `launch_bounds = 256`, or along each axis, `launch_bounds = (32, 8)` (at \
+                 most 64 along z)",
+            ));
+        }
+        Ok(bounds)
+    }
+}
+
+/// The options of `#[offload::kernel(...)]`.
+#[derive(Default)]
+struct Options {
+    /// `launch_bounds = ...`: the largest blocks the kernel is launched with (CUDA's
+    /// `__launch_bounds__`), enforced at every launch.
+    launch_bounds: Option<Bounds>,
+    /// `fp_contract`: `a * b + c` may be one fused multiply-add (one rounding).
+    fp_contract: bool,
+}
+
+impl Options {
+    fn parse(attr: TokenStream) -> Result<Options> {
+        let mut options = Options::default();
+        let parser = syn::meta::parser(|meta| {
+            if meta.path.is_ident("launch_bounds") {
+                if options.launch_bounds.is_some() {
+                    return Err(meta.error("`launch_bounds` is given twice"));
+                }
+                let value: syn::Expr = meta.value()?.parse()?;
+                options.launch_bounds = Some(Bounds::parse(&value)?);
+                Ok(())
+            } else if meta.path.is_ident("fp_contract") {
+                if options.fp_contract {
+                    return Err(meta.error("`fp_contract` is given twice"));
+                }
+                options.fp_contract = true;
+                Ok(())
+            } else {
+                Err(meta.error(
+                    "unknown kernel option: #[offload::kernel] takes `launch_bounds = N` (or \
+                     `(X, Y)`, `(X, Y, Z)`) and `fp_contract`",
+                ))
+            }
+        });
+        syn::parse::Parser::parse2(parser, attr)?;
+        Ok(options)
+    }
+}
 
 /// How a kernel parameter is passed, decided from its declared type.
 enum Shape {
@@ -31,16 +126,14 @@ struct Param {
 }
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
-    if !attr.is_empty() {
-        return Err(Error::new_spanned(attr, "#[offload::kernel] takes no arguments"));
-    }
+    let options = Options::parse(attr)?;
     let func: ItemFn = syn::parse2(item)?;
     check_signature(&func)?;
     let params =
         func.sig.inputs.iter().enumerate().map(|(i, a)| param(i, a)).collect::<Result<Vec<_>>>()?;
     let checks = parameter_checks(&func, &params);
-    let device = device_entry(&func, &params);
-    let host = host_launcher(&func, &params);
+    let device = device_entry(&func, &params, &options);
+    let host = host_launcher(&func, &params, &options);
     Ok(quote! { #checks #device #host })
 }
 
@@ -250,11 +343,26 @@ impl Param {
 /// over the grid in the host-offload image. Both take the runtime's leading `dyn_ptr` slot, the
 /// geometry slot, then one 8-byte slot per parameter slot (a pointer for addresses, a `u64` for
 /// literals).
-fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
+fn device_entry(func: &ItemFn, params: &[Param], options: &Options) -> TokenStream {
     let name = &func.sig.ident;
     let symbol = name.to_string();
+    let attrs_symbol = format!("{ATTRS_PREFIX}{symbol}");
+    let attrs_static = format_ident!("__OFFLOAD_KERNEL_ATTRS_{}", symbol.to_uppercase());
+    let threads = options.launch_bounds.map_or(0, Bounds::threads);
+    let [x, y, z] = options.launch_bounds.map_or([0; 3], Bounds::axes);
+    let flags = if options.fp_contract { ATTR_FP_CONTRACT } else { 0 };
+    let kernel_attrs = (threads != 0 || flags != 0).then(|| {
+        quote! {
+            /// This kernel's options, for the device stage of the build (which removes it).
+            #[cfg(all(offload_device, target_arch = "nvptx64"))]
+            #[doc(hidden)]
+            #[used]
+            #[unsafe(export_name = #attrs_symbol)]
+            pub static #attrs_static: [u32; 5] = [#threads, #x, #y, #z, #flags];
+        }
+    });
     let entry = format_ident!("__offload_entry_{}", name);
-    let marker_symbol = format!("{KERNEL_MARKER_PREFIX}{symbol}");
+    let marker_symbol = format!("{MARKER_PREFIX}{symbol}");
     let marker_static = format_ident!("__OFFLOAD_KERNEL_{}", symbol.to_uppercase());
     let (slots, args): (Vec<_>, Vec<_>) = params.iter().map(Param::device_slots).unzip();
     let (slots, slot_types): (Vec<Ident>, Vec<TokenStream>) = slots.into_iter().flatten().unzip();
@@ -270,6 +378,8 @@ fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
         #[inline(always)]
         #(#attrs)*
         #vis #sig #body
+
+        #kernel_attrs
 
         #[cfg(all(offload_device, target_arch = "nvptx64"))]
         #[doc(hidden)]
@@ -299,7 +409,7 @@ fn device_entry(func: &ItemFn, params: &[Param]) -> TokenStream {
 }
 
 /// The host side: `mod <kernel>` with the launch marker and the typed launcher.
-fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
+fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStream {
     let name = &func.sig.ident;
     let vis = &func.vis;
     let symbol = name.to_string();
@@ -364,6 +474,23 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
     let (tys, arg_names): (Vec<_>, Vec<_>) = args.into_iter().unzip();
     let (sig, body) = (&func.sig, &func.block);
     let n_slots = launch_slots.len();
+    // A block larger than the kernel's launch bounds would not launch on a GPU (the cubin is
+    // built for no more threads), and one longer along an axis than its bound would break what
+    // the kernel's code was compiled to assume: refused before anything is copied, everywhere.
+    let bounds_check = options.launch_bounds.map(|bounds| {
+        let reason = match bounds {
+            Bounds::Threads(n) => {
+                format!("the kernel's `launch_bounds = {n}` allows blocks of at most {n} threads")
+            }
+            Bounds::Axes([x, y, z]) => format!(
+                "the kernel's `launch_bounds` allows blocks of at most {x} x {y} x {z} threads"
+            ),
+        };
+        let (threads, axes) =
+            (bounds.threads(), bounds.axes().map(|a| if a == 0 { u32::MAX } else { a }));
+        let [ax, ay, az] = axes;
+        quote!(#p::check_launch_bounds(#symbol, &geometry, #threads, [#ax, #ay, #az], #reason)?;)
+    });
     quote! {
         // The kernel's body, type-checked in the host build and never called or emitted: what
         // it uses (the kernels file's own helpers) is used here as in the device images. Its
@@ -398,6 +525,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 #(#padding_checks)*
                 #p::require_device(device)?;
                 let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared)?;
+                #bounds_check
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 __offload_run(device, geometry, #(#arg_names),*)
             }
@@ -452,6 +580,7 @@ fn host_launcher(func: &ItemFn, params: &[Param]) -> TokenStream {
                 #(#padding_checks)*
                 #p::require_device(device)?;
                 let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared)?;
+                #bounds_check
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 {
                     let slots: &[#p::Slot] = &[#(#launch_slots),*];

@@ -9,6 +9,7 @@
 pub mod atomic;
 mod block_shared;
 pub mod math;
+mod matrix;
 #[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]
 pub mod mem;
@@ -16,7 +17,8 @@ pub mod warp;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use block_shared::imp as shared_imp;
-pub use block_shared::{Shared, shared};
+pub use block_shared::{Shared, shared, shared_array};
+pub use matrix::{Column, Matrix, MatrixMut};
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use warp::imp as warp_imp;
 

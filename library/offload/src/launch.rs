@@ -322,6 +322,24 @@ pub fn geometry(
     Ok(Geometry { grid, block, shared })
 }
 
+/// Checks a launch of a kernel declared with launch bounds (`reason` says which): blocks of at
+/// most `threads` threads, and at most `axes` along x, y and z.
+#[inline]
+pub fn check_launch_bounds(
+    kernel: &'static str,
+    geometry: &Geometry,
+    threads: u32,
+    axes: [u32; 3],
+    reason: &'static str,
+) -> Result<(), Error> {
+    let within = geometry.threads() as u32 <= threads
+        && geometry.block.iter().zip(axes).all(|(&block, axis)| block <= axis);
+    if !within {
+        return Err(Error::InvalidGeometry { kernel, reason });
+    }
+    Ok(())
+}
+
 /// Checks that every present argument lives on the launch's device: a `Preload` made on one
 /// device and passed to a launch on another would reach the kernel as an unmapped address.
 #[inline]

@@ -30,6 +30,8 @@
 #![cfg_attr(target_arch = "nvptx64", feature(core_intrinsics, link_llvm_intrinsics))]
 // `offload::gpu::atomic`'s float additions: PTX's `atom.add.f32`/`.f64`.
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch))]
+// `offload::gpu::shared`'s window, which the device stage defines: a call that reads nothing.
+#![cfg_attr(target_arch = "nvptx64", feature(ffi_const))]
 
 #[doc(hidden)]
 #[path = "private.rs"]

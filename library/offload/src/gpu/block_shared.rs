@@ -65,6 +65,25 @@ pub fn shared<T: DeviceCopy>() -> Shared<T> {
     Shared { base: base.cast(), len: bytes / size_of::<T>(), _data: PhantomData }
 }
 
+/// The first `N` `T`s of the calling block's shared memory, as CUDA's `__shared__ T a[N]`: the
+/// launch must give at least `N * size_of::<T>()` bytes (it panics otherwise). The handle's
+/// length is the constant `N`, so the compiler drops an access's bounds check wherever it can
+/// bound the index (by the launch bounds of the kernel, say: `thread_idx_x() < 32` with
+/// `launch_bounds = (32, 8)`).
+#[inline(always)]
+#[track_caller]
+pub fn shared_array<T: DeviceCopy, const N: usize>() -> Shared<T> {
+    let memory = shared::<T>();
+    assert!(
+        N <= memory.len,
+        "shared_array of {N} elements in a launch with room for {} (give the launch shared = {} \
+         bytes or more)",
+        memory.len,
+        N * size_of::<T>()
+    );
+    Shared { len: N, ..memory }
+}
+
 impl<T: DeviceCopy> Shared<T> {
     /// How many `T`s the block's shared memory holds.
     #[inline(always)]
@@ -93,6 +112,47 @@ impl<T: DeviceCopy> Shared<T> {
     pub fn write(&self, index: usize, value: T) {
         // SAFETY: in bounds and aligned (`element`).
         unsafe { self.element(index).write(value) }
+    }
+
+    /// The `K` `T`s from `index` on, with one bounds check for them all: on a GPU a vector
+    /// load where the compiler sees the address aligned (4 `f32`s at a multiple of 16 bytes from
+    /// the memory's start are one `ld.shared.v4.f32`). Panics if they run past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn read_array<const K: usize>(&self, index: usize) -> [T; K] {
+        // SAFETY: `K` elements in bounds from `index` (`elements`), each a `T` (`DeviceCopy`).
+        let first = self.elements::<K>(index);
+        core::array::from_fn(|k| unsafe { first.add(k).read() })
+    }
+
+    /// Writes `values` at `index` and the `K - 1` elements after it, with one bounds check (a
+    /// vector store where the address is aligned, as for [`read_array`](Self::read_array)).
+    /// Panics if they run past the end.
+    #[inline(always)]
+    #[track_caller]
+    pub fn write_array<const K: usize>(&self, index: usize, values: [T; K]) {
+        let first = self.elements::<K>(index);
+        // Each element moved out by index, so that the array stays in registers.
+        let values = core::mem::ManuallyDrop::new(values);
+        for k in 0..K {
+            // SAFETY: `K` elements in bounds from `index` (`elements`); each value is read
+            // once, and the array is not dropped.
+            unsafe { first.add(k).write(core::ptr::read(&values[k])) };
+        }
+    }
+
+    /// The first of the `K` `T`s from `index`, all in bounds (panics otherwise).
+    #[inline(always)]
+    #[track_caller]
+    fn elements<const K: usize>(&self, index: usize) -> *mut T {
+        assert!(
+            index <= self.len && K <= self.len - index,
+            "shared memory elements {index}..{} out of range (length {})",
+            index.saturating_add(K),
+            self.len
+        );
+        // SAFETY: `index <= len`.
+        unsafe { self.base.add(index) }
     }
 
     /// The `T` at `index`: in bounds (panics past the end, as slice indexing does) and aligned
@@ -147,24 +207,34 @@ impl<T: DeviceCopy + AtomicOrd> Shared<T> {
 
 #[cfg(target_arch = "nvptx64")]
 mod imp {
-    // The block's dynamic shared memory: its size is the launch's `sharedMemBytes`.
-    core::arch::global_asm!(".extern .shared .align 16 .b8 __offload_shared[];");
+    unsafe extern "C" {
+        /// The generic address of the block's dynamic shared memory. The device stage of the
+        /// build defines it (`addrspacecast` of the `addrspace(3)` window `__offload_shared`),
+        /// so that LLVM gives every access through the handle the shared state space
+        /// (`ld.shared`, `st.shared`, `atom.shared`); a generic access checks the window at run
+        /// time, and a generic atomic on shared memory is several times slower. It reads no
+        /// memory (`ffi_const`): calls merge, and accesses move freely around them.
+        #[unsafe(ffi_const)]
+        #[link_name = "__offload_shared_memory"]
+        fn shared_memory() -> *mut u8;
+    }
+    const _: () =
+        assert!(offload_abi::same(offload_abi::nvptx::SHARED_MEMORY_FN, "__offload_shared_memory"));
 
     /// The memory's generic address and its size in bytes.
     #[inline(always)]
     pub(super) fn memory() -> (*mut u8, usize) {
-        let (base, bytes): (u64, u32);
-        // SAFETY: reads the shared window's address and a special register; no memory access.
+        let bytes: u32;
+        // SAFETY: reads a special register; no memory access.
         unsafe {
             core::arch::asm!(
-                "cvta.shared.u64 {base}, __offload_shared;",
                 "mov.u32 {bytes}, %dynamic_smem_size;",
-                base = out(reg64) base,
                 bytes = out(reg32) bytes,
                 options(pure, nomem, nostack),
             )
         };
-        (base as usize as *mut u8, bytes as usize)
+        // SAFETY: the device stage defines it; it reads and writes nothing.
+        (unsafe { shared_memory() }, bytes as usize)
     }
 }
 

@@ -220,14 +220,13 @@ pub(crate) fn exported_kernels(image: &Path) -> Result<Vec<String>> {
     let mut names: Vec<String> = file
         .dynamic_symbols()
         .filter(|s| s.is_definition())
-        .filter_map(|s| Some(s.name().ok()?.strip_prefix(KERNEL_MARKER_PREFIX)?.to_owned()))
+        .filter_map(|s| {
+            Some(s.name().ok()?.strip_prefix(offload_abi::kernel::MARKER_PREFIX)?.to_owned())
+        })
         .collect();
     names.sort();
     Ok(names)
 }
-
-/// Prefix of the marker symbols `#[offload::kernel]` exports in the host-offload image.
-const KERNEL_MARKER_PREFIX: &str = "__offload_kernel.";
 
 /// The user's rustflags for the host target (flags.rs) followed by ours.
 pub(crate) fn rustflags(project: &Project, ours: &[&str]) -> Vec<String> {

@@ -4,7 +4,9 @@
 //! ```text
 //! nvptx64 sysroot (nvptx_sysroot::ensure: core, alloc, compiler_builtins; cached per toolchain)
 //!   -> image crate   <build>/images/<pkg>/nvptx64/{Cargo.toml, lib.rs}  (#![no_std], the kernels)
-//!   -> cargo rustc   --target nvptx64-nvidia-cuda, fat LTO, --emit=asm=<crate>.ptx, no linker
+//!   -> cargo rustc   --target nvptx64-nvidia-cuda, fat LTO, --emit=llvm-bc=<crate>.bc, no linker
+//!   -> offload-ld nvptx  the device stage (shared memory, read-only parameters, kernel
+//!                    options), optimised again and compiled to <crate>.ptx
 //!   -> PTX checks    .target, one .entry per kernel, no .extern .func
 //!   -> ptxas         -arch=<cpu> -o <crate>.cubin <crate>.ptx
 //!   -> cubin check   ELF64, EM_CUDA, ABI version 7 (what libomptarget 19 loads), the SM
@@ -28,7 +30,7 @@ use crate::command::Cmd;
 use crate::image::{Image, ImageShape, Made, image_crate_files, write_image_crate};
 use crate::project::Project;
 
-pub(crate) const NVPTX_TRIPLE: &str = "nvptx64-nvidia-cuda";
+pub(crate) const NVPTX_TRIPLE: &str = offload_abi::nvptx::TRIPLE;
 
 /// The GPU the image is built for unless told otherwise (the H200 is sm_90).
 pub(crate) const DEFAULT_TARGET_CPU: &str = nvptx_sysroot::DEFAULT_TARGET_CPU;
@@ -138,10 +140,11 @@ pub(crate) fn build_nvptx_image(
     // 3. The image crate: the kernels file as a module of a `#![no_std]` cdylib.
     let dir = project.build_dir.join("images").join(&project.name).join("nvptx64");
     let crate_name = write_image_crate(project, &dir, &NVPTX_SHAPE)?;
+    let bitcode = dir.join(format!("{crate_name}.bc"));
     let ptx = dir.join(format!("{crate_name}.ptx"));
     let cubin = dir.join(format!("{crate_name}.cubin"));
 
-    // 4. One PTX module: fat LTO over the kernels, `offload`, core and alloc. The proc-macro
+    // 4. One module: fat LTO over the kernels, `offload`, core and alloc. The proc-macro
     //    `offload-macros` is built for the host (RUSTFLAGS do not reach host units with --target).
     let target_cpu_flag = format!("-Ctarget-cpu={cpu}");
     let flags = [
@@ -158,7 +161,7 @@ pub(crate) fn build_nvptx_image(
         .args(config.cargo_flags())
         .args(crate::image::feature_args(project))
         .arg("--")
-        .arg(format!("--emit=asm={},link", ptx.display()))
+        .arg(format!("--emit=llvm-bc={},link", bitcode.display()))
         .arg(format!("-Clinker={}", linker.display()))
         // Its own target folder: cargo locks a build folder for the whole of a run, and this
         // build runs beside the host-offload image's.
@@ -167,29 +170,30 @@ pub(crate) fn build_nvptx_image(
         .rustflags(&flags.map(str::to_owned))
         .env(AS_LINKER, "1");
     config.status(&format!("building the nvptx64 image of {} ({cpu})", project.name));
-    // The PTX is one file whatever the settings, but cargo keeps a fingerprint per setting: after
-    // sm_90, sm_80 and sm_90 again, the last would look fresh and leave sm_80's PTX. So the
-    // build's whole command is kept beside the PTX, and a different one (or no PTX) makes the
-    // sources newer than every earlier build.
-    let settings = ptx.with_extension("ptx.by");
+    // The bitcode is one file whatever the settings, but cargo keeps a fingerprint per setting:
+    // after sm_90, sm_80 and sm_90 again, the last would look fresh and leave sm_80's bitcode.
+    // So the build's whole command is kept beside it, and a different one (or no bitcode) makes
+    // the sources newer than every earlier build.
+    let settings = bitcode.with_extension("bc.by");
     // What shapes the PTX: not cargo's verbosity. The sysroot's libraries by size and time too:
     // cargo does not track them, and one rebuilt in place (a new recipe, the same toolchain)
     // must rebuild the image.
     let libs = sysroot.join("lib").join("rustlib").join(NVPTX_TRIPLE).join("lib");
     let lib_files = files_in(&libs);
     let command = format!(
-        "RUSTC={} RUSTFLAGS={} --emit=asm={} -Clinker={} sysroot libraries: {}",
+        "RUSTC={} RUSTFLAGS={} --emit=llvm-bc={} -Clinker={} sysroot libraries: {}",
         rustc.display(),
         flags.join(" "),
-        ptx.display(),
+        bitcode.display(),
         linker.display(),
         files_state(&lib_files)
     );
-    let new_settings = !dry_run && !(ptx.is_file() && stamped(&settings, &command));
+    let new_settings = !dry_run && !(bitcode.is_file() && stamped(&settings, &command));
     if new_settings {
         remove_stale(&settings)?;
         touch(&dir.join("lib.rs"))?;
     }
+    let bitcode_before = modified(&bitcode);
     let before = modified(&ptx);
     config.runner.run("the nvptx64 image build", &compile).map_err(|e| {
         anyhow!(
@@ -204,11 +208,43 @@ pub(crate) fn build_nvptx_image(
             .with_context(|| format!("writing {}", settings.display()))?;
     }
 
-    // 5. What ptxas and the runtime need of the module.
+    // 5. The device stage, again where the bitcode, the kernels, the GPU or offload-ld changed.
     let kernels = kernels()?;
+    let mut lower = Cmd::new(&config.offload_ld)
+        .arg(offload_abi::nvptx::LD_MODE)
+        .arg(&bitcode)
+        .arg("-o")
+        .arg(&ptx)
+        .arg(format!("--cpu={cpu}"));
+    for kernel in &kernels {
+        lower = lower.arg(format!("--kernel={kernel}"));
+    }
+    if config.runner.verbose {
+        lower = lower.arg("--verbose");
+    }
+    let lowered_stamp = ptx.with_extension("ptx.by");
+    let lowered_by = format!("{} {}", file_state(&config.offload_ld), lower.display());
+    let lowered = !dry_run
+        && before.is_some()
+        && modified(&bitcode) == bitcode_before
+        && before >= bitcode_before
+        && stamped(&lowered_stamp, &lowered_by);
+    if !lowered {
+        if !dry_run {
+            remove_stale(&ptx)?;
+            remove_stale(&lowered_stamp)?;
+        }
+        config.runner.run("the nvptx64 device stage", &lower)?;
+        if !dry_run {
+            std::fs::write(&lowered_stamp, &lowered_by)
+                .with_context(|| format!("writing {}", lowered_stamp.display()))?;
+        }
+    }
+
+    // What ptxas and the runtime need of the module.
     if !dry_run {
         let text = std::fs::read_to_string(&ptx).with_context(|| {
-            format!("the nvptx64 image build wrote no PTX at {}", ptx.display())
+            format!("the nvptx64 device stage wrote no PTX at {}", ptx.display())
         })?;
         check_ptx(&text, cpu, &kernels).with_context(|| format!("checking {}", ptx.display()))?;
     }
@@ -217,10 +253,7 @@ pub(crate) fn build_nvptx_image(
     let assemble = Cmd::new(&ptxas).arg(format!("-arch={cpu}")).arg("-o").arg(&cubin).arg(&ptx);
     let stamp = cubin.with_extension("cubin.by");
     // The assembler by path, size and modification time: one upgraded in place counts as new.
-    let assembler = std::fs::metadata(&ptxas)
-        .map(|m| format!("{} bytes, modified {:?}", m.len(), m.modified().ok()))
-        .unwrap_or_default();
-    let by = format!("{} ({assembler}) -arch={cpu}", ptxas.display());
+    let by = format!("{} -arch={cpu}", file_state(&ptxas));
     let fresh = !dry_run
         && before.is_some()
         && modified(&ptx) == before
@@ -248,10 +281,10 @@ pub(crate) fn build_nvptx_image(
             .join(NVPTX_TRIPLE)
             .join("release")
             .join(format!("{crate_name}.d")),
-        tools: vec![rustc.to_path_buf(), ptxas],
+        tools: vec![rustc.to_path_buf(), ptxas, config.offload_ld.clone()],
         outputs: image_crate_files(&dir),
     };
-    made.outputs.extend([ptx, settings, stamp]);
+    made.outputs.extend([bitcode, settings, ptx, lowered_stamp, stamp]);
     // The sysroot: its stamp, its folder of libraries (whose time changes with what it holds)
     // and each library.
     made.tools.extend(sysroot.parent().map(|d| d.join("stamp")));
@@ -317,6 +350,15 @@ fn files_state(files: &[PathBuf]) -> String {
         Some(format!("{name} {} {:?}", meta.len(), meta.modified().ok()?))
     };
     files.iter().filter_map(state).collect::<Vec<_>>().join(", ")
+}
+
+/// A tool by path, size and modification time, for a stamp: one rebuilt or upgraded in place
+/// counts as new.
+fn file_state(path: &Path) -> String {
+    let state = std::fs::metadata(path)
+        .map(|m| format!("{} bytes, modified {:?}", m.len(), m.modified().ok()))
+        .unwrap_or_default();
+    format!("{} ({state})", path.display())
 }
 
 /// Whether the stamp file `path` holds `text`: the settings of the output beside it.

@@ -256,13 +256,18 @@ fn default_run_picks_the_binary_as_cargo_run_does() {
 
 const NVPTX_DIR: &str = "$PKG/target/offload/images/app/nvptx64";
 
-fn nvptx_lines(cpu: &str) -> [String; 2] {
+/// The NVIDIA image's build: rustc to bitcode, the device stage to PTX (a dry run knows no
+/// kernels to name), ptxas.
+fn nvptx_lines(cpu: &str) -> [String; 3] {
     [
         format!(
             "CARGO_TARGET_DIR=$PKG/target/offload/device-nvptx RUSTC=$RUSTC RUSTFLAGS='--sysroot=$SYSROOTS/<toolchain>-{cpu}/sysroot \
 --cfg offload_device --check-cfg=cfg(offload_device) -Ctarget-cpu={cpu}' CARGO_OFFLOAD_AS_NVPTX_LINKER=1 cargo rustc --release \
---target nvptx64-nvidia-cuda --lib --manifest-path {NVPTX_DIR}/Cargo.toml --quiet -- --emit=asm={NVPTX_DIR}/app_offload_image.ptx,link \
+--target nvptx64-nvidia-cuda --lib --manifest-path {NVPTX_DIR}/Cargo.toml --quiet -- --emit=llvm-bc={NVPTX_DIR}/app_offload_image.bc,link \
 -Clinker=$CARGO_OFFLOAD"
+        ),
+        format!(
+            "$OFFLOAD_LD nvptx {NVPTX_DIR}/app_offload_image.bc -o {NVPTX_DIR}/app_offload_image.ptx --cpu={cpu}"
         ),
         format!(
             "/opt/ptxas -arch={cpu} -o {NVPTX_DIR}/app_offload_image.cubin {NVPTX_DIR}/app_offload_image.ptx"
@@ -288,9 +293,9 @@ fn all_devices_embed_the_cubin_first_then_the_host_image() {
     );
     assert!(ok, "{err}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 4, "{out}");
+    assert_eq!(lines.len(), 5, "{out}");
     assert_eq!(lines[0], IMAGE_LINE);
-    assert_eq!(lines[1..3], nvptx_lines("sm_80"));
+    assert_eq!(lines[1..4], nvptx_lines("sm_80"));
     // The PTX beside the cubin goes to the link stage too, for the library's own CUDA module.
     let host = host_line(
         "build",
@@ -302,7 +307,7 @@ fn all_devices_embed_the_cubin_first_then_the_host_image() {
             "OFFLOAD_LD_IMAGES='nvptx64-nvidia-cuda={NVPTX_DIR}/app_offload_image.cubin;x86_64"
         ),
     );
-    assert_eq!(lines[3], host.replace(".so OFFLOAD_LD_ABI", ".so' OFFLOAD_LD_ABI"));
+    assert_eq!(lines[4], host.replace(".so OFFLOAD_LD_ABI", ".so' OFFLOAD_LD_ABI"));
 }
 
 #[test]
@@ -313,7 +318,7 @@ fn cuda_only_embeds_the_cubin_alone() {
         &["build", "--dry-run", "--devices", "cuda", "--ptxas", "/opt/ptxas"],
     );
     assert!(ok, "{err}");
-    let host = out.lines().nth(3).unwrap();
+    let host = out.lines().nth(4).unwrap();
     assert!(host.contains(&format!(" OFFLOAD_LD_IMAGES=nvptx64-nvidia-cuda={NVPTX_DIR}/app_offload_image.cubin OFFLOAD_LD_ABI=")), "{host}");
     assert!(
         host.contains(&format!(" OFFLOAD_LD_CUDA_PTX={NVPTX_DIR}/app_offload_image.ptx ")),

@@ -6,7 +6,11 @@
 //!             -> cc (the original line, the objects in place of the bitcode,
 //!                    plus libomptarget/libomp and their rpath)
 //! ```
+//!
+//! `offload-ld nvptx IN.bc -o OUT.ptx --cpu sm_90 --kernel K...`, run by `cargo offload`, is
+//! the NVIDIA image's link instead (device.rs).
 
+mod device;
 mod env;
 mod images;
 mod inputs;
@@ -24,7 +28,11 @@ use crate::units::Cache;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    let result = match args.split_first() {
+        Some((mode, rest)) if mode == device::MODE => device::run(rest),
+        _ => run(&args),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("offload: error: {e:#}");
