@@ -20,6 +20,7 @@ pub(crate) type CuContext = *mut c_void;
 pub(crate) type CuModule = *mut c_void;
 pub(crate) type CuFunction = *mut c_void;
 pub(crate) type CuStream = *mut c_void;
+pub(crate) type CuEvent = *mut c_void;
 
 /// `CU_CTX_SCHED_*`: how a thread waits for the GPU in a context (`cuda.h`; the fourth,
 /// `CU_CTX_SCHED_BLOCKING_SYNC` = 0x4, is what libomptarget sets when left alone).
@@ -75,6 +76,14 @@ pub(crate) struct Api {
         *mut *mut c_void,
     ) -> CuResult,
     stream_synchronize: unsafe extern "C" fn(CuStream) -> CuResult,
+    /// `cuEventCreate(CUevent*, unsigned flags)`
+    event_create: unsafe extern "C" fn(*mut CuEvent, c_uint) -> CuResult,
+    /// `cuEventRecord(CUevent, CUstream)`
+    event_record: unsafe extern "C" fn(CuEvent, CuStream) -> CuResult,
+    event_synchronize: unsafe extern "C" fn(CuEvent) -> CuResult,
+    /// `cuEventElapsedTime(float *ms, CUevent start, CUevent end)`
+    event_elapsed_time: unsafe extern "C" fn(*mut f32, CuEvent, CuEvent) -> CuResult,
+    event_destroy: unsafe extern "C" fn(CuEvent) -> CuResult,
     /// `cuFuncSetAttribute(CUfunction, CUfunction_attribute, int)`
     func_set_attribute: unsafe extern "C" fn(CuFunction, c_int, c_int) -> CuResult,
     get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
@@ -128,6 +137,11 @@ unsafe fn load() -> Option<Api> {
             stream_create: entry!(c"cuStreamCreate"),
             launch_kernel: entry!(c"cuLaunchKernel"),
             stream_synchronize: entry!(c"cuStreamSynchronize"),
+            event_create: entry!(c"cuEventCreate"),
+            event_record: entry!(c"cuEventRecord"),
+            event_synchronize: entry!(c"cuEventSynchronize"),
+            event_elapsed_time: entry!(c"cuEventElapsedTime"),
+            event_destroy: entry!(c"cuEventDestroy_v2"),
             func_set_attribute: entry!(c"cuFuncSetAttribute"),
             get_error_string: entry!(c"cuGetErrorString"),
         };
@@ -170,17 +184,28 @@ impl Api {
         // `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` and `_MINOR`.
         const MAJOR: c_int = 75;
         const MINOR: c_int = 76;
-        let (mut device, mut major, mut minor) = (0, 0, 0);
+        Some((self.attribute(ordinal, MAJOR)?, self.attribute(ordinal, MINOR)?))
+    }
+
+    /// GPU `ordinal`'s multiprocessors.
+    pub(crate) fn multiprocessor_count(&self, ordinal: c_int) -> Option<u32> {
+        // `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`.
+        const MULTIPROCESSORS: c_int = 16;
+        self.attribute(ordinal, MULTIPROCESSORS)
+    }
+
+    /// A `CU_DEVICE_ATTRIBUTE_*` of GPU `ordinal`.
+    fn attribute(&self, ordinal: c_int, attribute: c_int) -> Option<u32> {
+        let (mut device, mut value) = (0, 0);
         // SAFETY: the driver writes one value each.
         unsafe {
             if (self.device_get)(&mut device, ordinal) != 0
-                || (self.device_get_attribute)(&mut major, MAJOR, device) != 0
-                || (self.device_get_attribute)(&mut minor, MINOR, device) != 0
+                || (self.device_get_attribute)(&mut value, attribute, device) != 0
             {
                 return None;
             }
         }
-        Some((u32::try_from(major).ok()?, u32::try_from(minor).ok()?))
+        u32::try_from(value).ok()
     }
 
     /// The primary context of GPU `ordinal`, retained once per process (never released: it
@@ -357,5 +382,39 @@ impl Api {
     pub(crate) fn synchronize(&self, stream: CuStream) -> Result<(), Error> {
         // SAFETY: `stream` is a stream this library created and never destroys.
         self.check("cuStreamSynchronize", unsafe { (self.stream_synchronize)(stream) })
+    }
+
+    /// A new event, recorded on `stream` (`CU_EVENT_DEFAULT`: with timing), in the current
+    /// context.
+    pub(crate) fn record_event(&self, stream: CuStream) -> Result<CuEvent, Error> {
+        let mut event = core::ptr::null_mut();
+        // SAFETY: the driver writes one handle; a context is current (callers' duty).
+        self.check("cuEventCreate", unsafe { (self.event_create)(&mut event, 0) })?;
+        // SAFETY: `event` was just created and `stream` is a stream this library created.
+        let recorded = self.check("cuEventRecord", unsafe { (self.event_record)(event, stream) });
+        if let Err(e) = recorded {
+            self.destroy_event(event);
+            return Err(e);
+        }
+        Ok(event)
+    }
+
+    /// Milliseconds between two recorded events of one context, once `end` has happened
+    /// (waits for it).
+    pub(crate) fn elapsed_ms(&self, start: CuEvent, end: CuEvent) -> Result<f32, Error> {
+        let mut ms = 0.0f32;
+        // SAFETY: both are recorded events this library created and has not destroyed.
+        unsafe {
+            self.check("cuEventSynchronize", (self.event_synchronize)(end))?;
+            self.check("cuEventElapsedTime", (self.event_elapsed_time)(&mut ms, start, end))?;
+        }
+        Ok(ms)
+    }
+
+    /// Destroys an event (its resources are freed once it has happened); an error is ignored,
+    /// as a Drop must.
+    pub(crate) fn destroy_event(&self, event: CuEvent) {
+        // SAFETY: an event this library created, destroyed once.
+        let _ = unsafe { (self.event_destroy)(event) };
     }
 }

@@ -60,6 +60,13 @@ impl Device {
         crate::memory::gpu_memory(ordinal).map(|(free, total)| DeviceMemory { free, total })
     }
 
+    /// This GPU's multiprocessors (132 on an H200), for sizing a grid-stride loop's grid to
+    /// the chip; `None` for a host-offload device.
+    pub fn multiprocessors(&self) -> Option<u32> {
+        let ordinal = rt::gpu_ordinal(self.id as usize)?;
+        cuda::api()?.multiprocessor_count(c_int::try_from(ordinal).ok()?)
+    }
+
     /// Waits until the kernels launched asynchronously on this device have finished.
     pub fn synchronize(&self) -> Result<(), Error> {
         crate::stream::synchronize_pending(self.runtime_id())

@@ -49,6 +49,8 @@ pub enum Error {
     /// A present argument of an asynchronous launch is not mapped on the GPU the launch was
     /// enqueued on (the runtime's device numbering is not the CUDA driver's).
     NotPresent { kernel: &'static str },
+    /// `Event::elapsed_ms` of two events recorded on different devices.
+    EventDevices,
 }
 
 impl fmt::Display for Error {
@@ -132,6 +134,10 @@ impl fmt::Display for Error {
                 f,
                 "an argument of the asynchronous launch of kernel `{kernel}` is not present on \
                  its GPU (the runtime numbers its devices unlike the CUDA driver; use launch!)"
+            ),
+            Error::EventDevices => f.write_str(
+                "the two events were recorded on different devices, whose clocks are not one \
+                 (time each device's work with events of its own)",
             ),
         }
     }

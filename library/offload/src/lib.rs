@@ -42,6 +42,8 @@ mod cuda;
 mod device;
 mod device_copy;
 mod error;
+#[cfg(not(offload_device))]
+mod event;
 mod geometry;
 pub mod gpu;
 #[cfg(not(offload_device))]
@@ -70,6 +72,8 @@ mod view;
 pub use device::{Device, DeviceMemory, device_name};
 pub use device_copy::DeviceCopy;
 pub use error::Error;
+#[cfg(not(offload_device))]
+pub use event::Event;
 #[cfg(not(offload_device))]
 pub use host_buffer::HostBuffer;
 #[cfg(not(offload_device))]

@@ -156,14 +156,13 @@ impl Slot {
     }
 }
 
-/// A GPU's stream, its module (the program's kernels, loaded once more by the library: see
-/// [`load_module`]) and its kernels by name.
+/// A GPU's stream, its module (the program's kernels, loaded once more by the library on the
+/// first launch: see [`load_module`]) and its kernels by name.
 struct Gpu {
     api: &'static Api,
     context: CuContext,
-    module: CuModule,
-    source: ModuleSource,
     stream: CuStream,
+    module: OnceLock<Result<(CuModule, ModuleSource), Error>>,
     functions: Mutex<HashMap<&'static str, CuFunction>>,
 }
 
@@ -178,26 +177,38 @@ static SYNCED: [AtomicU64; MAX_GPUS] = [const { AtomicU64::new(0) }; MAX_GPUS];
 static ANY_LAUNCHED: AtomicBool = AtomicBool::new(false);
 
 impl Gpu {
-    fn open(ordinal: usize, image: CudaImage) -> Result<Gpu, Error> {
+    fn open(ordinal: usize) -> Result<Gpu, Error> {
         let api = cuda::api().ok_or(Error::NoDevice)?;
         let context = api.primary_context(ordinal as c_int)?;
-        let ((module, source), stream) = api.with_context(context, || {
-            // SAFETY: the lowering points the image at the embedded cubin, which is complete,
-            // and its PTX, NUL-terminated.
-            let module = unsafe { load_module(api, image) }?;
-            Ok((module, api.create_stream()?))
-        })?;
+        let stream = api.with_context(context, || api.create_stream())?;
         register_exit_synchronization();
-        Ok(Gpu { api, context, module, source, stream, functions: Mutex::new(HashMap::new()) })
+        Ok(Gpu {
+            api,
+            context,
+            stream,
+            module: OnceLock::new(),
+            functions: Mutex::new(HashMap::new()),
+        })
     }
 
-    fn function(&self, kernel: &'static str) -> Result<CuFunction, Error> {
+    fn function(&self, image: CudaImage, kernel: &'static str) -> Result<CuFunction, Error> {
+        let (module, _) = *self
+            .module
+            .get_or_init(|| {
+                self.api.with_context(self.context, || {
+                    // SAFETY: the lowering points the image at the embedded cubin, which is
+                    // complete, and its PTX, NUL-terminated.
+                    unsafe { load_module(self.api, image) }
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)?;
         let mut functions = self.functions.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&f) = functions.get(kernel) {
             return Ok(f);
         }
         let name = CString::new(kernel).expect("kernel names are Rust identifiers");
-        let f = self.api.function(self.module, &name)?;
+        let f = self.api.function(module, &name)?;
         functions.insert(kernel, f);
         Ok(f)
     }
@@ -208,15 +219,16 @@ impl Gpu {
 /// (for tests).
 pub fn cuda_module_source(device: i64) -> Option<ModuleSource> {
     let id = usize::try_from(rt::resolve_device(device).ok()?).ok()?;
-    GPUS.get(rt::gpu_ordinal(id)?)?.get()?.as_ref().ok().map(|gpu| gpu.source)
+    let gpu = GPUS.get(rt::gpu_ordinal(id)?)?.get()?.as_ref().ok()?;
+    gpu.module.get()?.as_ref().ok().map(|&(_, source)| source)
 }
 
 /// One more than the highest ordinal of a GPU opened: the waits look at these GPUs only.
 static OPENED: AtomicUsize = AtomicUsize::new(0);
 
 /// The GPU of CUDA ordinal `ordinal`, opened on first use.
-fn gpu(ordinal: usize, image: CudaImage) -> Result<&'static Gpu, Error> {
-    let gpu = GPUS[ordinal].get_or_init(|| Gpu::open(ordinal, image)).as_ref();
+fn gpu(ordinal: usize) -> Result<&'static Gpu, Error> {
+    let gpu = GPUS[ordinal].get_or_init(|| Gpu::open(ordinal)).as_ref();
     // Before any launch on it is counted: a wait that sees the count sees the GPU.
     OPENED.fetch_max(ordinal + 1, Ordering::AcqRel);
     gpu.map_err(Clone::clone)
@@ -274,8 +286,8 @@ pub unsafe fn launch_async(
     let Some((id, ordinal)) = cuda_ordinal(image, device, kernel, &geometry)? else {
         return Ok(false);
     };
-    let gpu = gpu(ordinal, image)?;
-    let function = gpu.function(kernel)?;
+    let gpu = gpu(ordinal)?;
+    let function = gpu.function(image, kernel)?;
     // The entry's parameters: `dyn_ptr` (null), the geometry slot (which the nvptx entry
     // ignores: the hardware has the geometry), then the slots.
     let mut values: Vec<u64> = Vec::with_capacity(slots.len() + 2);
@@ -443,6 +455,23 @@ fn synchronize_ordinal(ordinal: usize) -> Result<(), Error> {
     gpu.api.synchronize(gpu.stream)?;
     SYNCED[ordinal].fetch_max(launched, Ordering::AcqRel);
     Ok(())
+}
+
+/// The library's stream on runtime device `device` (-1: the default), with its driver and
+/// context, where the device is a GPU within the library's table; `None` for the host-offload
+/// plugin's devices (and GPUs beyond the table), whose launches are synchronous.
+pub(crate) fn device_stream(
+    device: i64,
+) -> Result<Option<(&'static Api, CuContext, CuStream)>, Error> {
+    let id = rt::resolve_device(device)?;
+    let Some(ordinal) = usize::try_from(id).ok().and_then(rt::gpu_ordinal) else {
+        return Ok(None);
+    };
+    if ordinal >= MAX_GPUS {
+        return Ok(None);
+    }
+    let gpu = gpu(ordinal)?;
+    Ok(Some((gpu.api, gpu.context, gpu.stream)))
 }
 
 /// Waits for the library's stream of runtime device `device` (-1: the default) when an
