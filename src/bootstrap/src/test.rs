@@ -1,9 +1,10 @@
 //! `x.py test [SUITE...]`: the suites, each a named thing x.py runs.
 //!
-//! `unit` (cargo test of the workspace), `codegen` (FileCheck of the lowered IR), `ui`
-//! (what the compiler must reject), `run` (programs through the runtime's host-offload
-//! plugin, copies counted), `tsan` (the run tests marked `//@ tsan`, built with
-//! ThreadSanitizer). `gpu` runs the run suite on an NVIDIA GPU and is only run when asked for.
+//! `unit` (cargo test of the workspace), `codegen` (FileCheck of the lowered IR), `ptx`
+//! (FileCheck of the NVIDIA image's PTX: what the device build makes of kernels), `ui` (what
+//! the compiler must reject), `run` (programs through the runtime's host-offload plugin,
+//! copies counted), `tsan` (the run tests marked `//@ tsan`, built with ThreadSanitizer).
+//! `gpu` runs the run suite on an NVIDIA GPU and is only run when asked for.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,7 +16,12 @@ use crate::programs::{self, Flavor, RUN_SUITE};
 use crate::tools::Tools;
 use crate::{setup, shell};
 
-const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ui", "run", "tsan"];
+const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ptx", "ui", "run", "tsan"];
+
+/// The ptx suite's package, and its image's PTX under the GPU programs' target folder.
+const PTX_SUITE: &str = "tests/ptx";
+const PTX_IMAGE: &str =
+    "offload/images/offload-ptx-tests/nvptx64/offload_ptx_tests_offload_image.ptx";
 
 /// What `x.py test` was asked for: a suite, and for codegen and ui the tests to run.
 #[derive(Debug, PartialEq, Eq)]
@@ -51,6 +57,7 @@ pub(crate) fn test(
         let result = match suite.as_str() {
             "unit" => unit(root),
             "codegen" => compiletest(root, tools, "tests/codegen", "codegen", filter, false),
+            "ptx" => ptx_suite(root, config, tools, filter),
             "ui" => compiletest(root, tools, "tests/ui", "ui", filter, bless),
             "run" => run_suite(root, config, tools, Flavor::Portable)
                 .and_then(|()| check_nvptx_image(root)),
@@ -77,9 +84,9 @@ pub(crate) fn test(
 fn suite_name(arg: &str) -> Result<String> {
     let name = arg.trim_end_matches('/').rsplit('/').next().unwrap_or(arg);
     match name {
-        "unit" | "codegen" | "ui" | "run" | "tsan" | "gpu" => Ok(name.to_owned()),
+        "unit" | "codegen" | "ptx" | "ui" | "run" | "tsan" | "gpu" => Ok(name.to_owned()),
         _ => bail!(
-            "no test suite `{arg}` (suites: unit, codegen, ui, run, tsan, gpu; or a test of codegen or ui, e.g. tests/codegen/launch_plain.rs)"
+            "no test suite `{arg}` (suites: unit, codegen, ptx, ui, run, tsan, gpu; or a test of codegen or ui, e.g. tests/codegen/launch_plain.rs)"
         ),
     }
 }
@@ -91,12 +98,16 @@ fn request(arg: &str) -> Result<Request> {
     if path.extension().is_some_and(|e| e == "rs") {
         let suite = path.parent().and_then(|p| p.file_name()).and_then(|s| s.to_str());
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        let ptx = path.parent().is_some_and(|p| p.ends_with("ptx/src/kernels"));
         return match suite {
             Some(suite @ ("codegen" | "ui")) => {
                 Ok(Request { suite: suite.to_owned(), filter: Some(stem.to_owned()) })
             }
+            Some("kernels") if ptx => {
+                Ok(Request { suite: "ptx".to_owned(), filter: Some(stem.to_owned()) })
+            }
             _ => bail!(
-                "`{arg}` is not a test of the codegen or ui suite (tests/codegen/NAME.rs, tests/ui/NAME.rs); the other suites run whole"
+                "`{arg}` is not a test of the codegen, ui or ptx suite (tests/codegen/NAME.rs, tests/ui/NAME.rs, tests/ptx/src/kernels/NAME.rs); the other suites run whole"
             ),
         };
     }
@@ -124,6 +135,16 @@ fn compiletest(
         cmd.arg("--bless");
     }
     shell::run(&format!("{dir} ({mode})"), &mut cmd)
+}
+
+/// The ptx suite: tests/ptx built for NVIDIA GPUs (here: no GPU needed), its PTX checked by
+/// compiletest against each scenario file of its kernels.
+fn ptx_suite(root: &Path, config: &Config, tools: &Tools, filter: Option<&str>) -> Result<()> {
+    programs::build(root, tools, config, &root.join(PTX_SUITE), Flavor::GpuOnly)?;
+    let ptx = Flavor::GpuOnly.target_dir(root).join(PTX_IMAGE);
+    let mut cmd = Command::new(&tools.compiletest);
+    cmd.current_dir(root).arg(PTX_SUITE).arg("--ptx").arg(&ptx).args(filter);
+    shell::run(&format!("{PTX_SUITE} (ptx)"), &mut cmd)
 }
 
 /// On a machine without cargo: the gpu suite over the programs built before.
@@ -317,8 +338,13 @@ mod tests {
             request("./tests/ui/unsafe_kernel.rs").unwrap(),
             Request { suite: "ui".into(), filter: Some("unsafe_kernel".into()) }
         );
+        assert_eq!(
+            request("tests/ptx/src/kernels/unroll.rs").unwrap(),
+            Request { suite: "ptx".into(), filter: Some("unroll".into()) }
+        );
+        assert_eq!(request("tests/ptx").unwrap(), suite("ptx"));
         let err = request("tests/run/src/bin/atomics.rs").unwrap_err().to_string();
-        assert!(err.contains("not a test of the codegen or ui suite"), "{err}");
+        assert!(err.contains("not a test of the codegen, ui or ptx suite"), "{err}");
         assert!(request("nope").unwrap_err().to_string().contains("no test suite `nope`"));
     }
 }

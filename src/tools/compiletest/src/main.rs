@@ -4,11 +4,13 @@
 //! compiletest tests/codegen --mode codegen      # rustc --emit=llvm-ir, offload lowering, FileCheck
 //! compiletest tests/ui --mode ui [--bless]      # compile-fail: exact .stderr and //~ annotations
 //! compiletest tests/codegen preload_slice       # only the tests whose name contains the filter
+//! compiletest tests/ptx --ptx IMAGE.ptx         # FileCheck of an NVIDIA image's PTX (ptx.rs)
 //! ```
 //! Prints compiletest's report, then `N passed, M failed` alone on the last line, and exits
 //! non-zero when a test failed.
 
 mod lower;
+mod ptx;
 mod suite;
 mod toolchain;
 
@@ -22,10 +24,13 @@ use crate::suite::{Options, Outcome, Suite};
 use crate::toolchain::Toolchain;
 
 #[derive(Parser)]
-#[command(name = "compiletest", about = "Run the offload codegen or ui test suite")]
+#[command(name = "compiletest", about = "Run the offload codegen, ui or ptx test suite")]
 struct Args {
     /// The suite's directory, e.g. `tests/codegen` or `tests/ui`.
     suite: PathBuf,
+    /// The PTX the ptx suite's scenarios check (the suite's NVIDIA image, built by `x.py`).
+    #[arg(long, value_name = "PTX")]
+    ptx: Option<PathBuf>,
     #[command(flatten)]
     options: Options,
 }
@@ -46,6 +51,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<Outcome> {
+    if let Some(ptx) = &args.ptx {
+        return ptx::run(&args.suite, ptx, args.options.filter.as_deref());
+    }
     // 1. the rustc, the offload rlib and (for codegen) FileCheck the tests are checked with
     let toolchain = Toolchain::locate()?;
     // 2. the suite, resolved against the workspace root the tests are compiled from

@@ -1,0 +1,46 @@
+//! The ptx suite: every file of `<suite>/src/kernels` (but `mod.rs`) is one scenario of the
+//! device build, its CHECK lines FileChecked against the PTX of the suite's NVIDIA image, which
+//! `x.py test ptx` builds first (one build for all the scenarios: each names its own kernels).
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context as _, Result};
+
+use crate::suite::Outcome;
+use crate::toolchain;
+
+/// Checks the PTX at `ptx` against each scenario of the suite in `dir` whose name contains
+/// `filter`, printing one line per scenario (FileCheck's report under a failed one).
+pub(crate) fn run(dir: &Path, ptx: &Path, filter: Option<&str>) -> Result<Outcome> {
+    let filecheck = toolchain::filecheck()?;
+    let kernels = dir.join("src").join("kernels");
+    let mut files: Vec<_> = std::fs::read_dir(&kernels)
+        .with_context(|| format!("reading {}", kernels.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    files.retain(|p| p.extension().is_some_and(|e| e == "rs") && !p.ends_with("mod.rs"));
+    files.sort();
+    let mut outcome = Outcome { passed: 0, failed: 0 };
+    for file in files {
+        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        if filter.is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        let out = Command::new(&filecheck)
+            .arg(&file)
+            .arg("--input-file")
+            .arg(ptx)
+            .output()
+            .with_context(|| format!("running {}", filecheck.display()))?;
+        if out.status.success() {
+            println!("test [ptx] {name} ... ok");
+            outcome.passed += 1;
+        } else {
+            println!("test [ptx] {name} ... FAILED");
+            eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+            outcome.failed += 1;
+        }
+    }
+    Ok(outcome)
+}

@@ -1,0 +1,8 @@
+//! One scenario of the device build per file, its CHECK lines over the image's PTX.
+
+mod fp_contract;
+mod launch_bounds;
+mod matrix;
+mod read_only;
+mod shared_memory;
+mod unroll;
