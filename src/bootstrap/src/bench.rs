@@ -14,6 +14,7 @@ mod chart;
 mod measure;
 mod parse;
 mod report;
+mod workloads;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,22 +37,36 @@ const BINARY: &str = "saxpy-bench";
 const BUNDLE: &str = "build/gpu-bundle";
 const DEFAULT_OUT: &str = "build/bench";
 const DEFAULT_REPS: usize = 5;
-const ARGS: &str = "./x.py bench [build] [--reps R] [--out DIR]";
+const ARGS: &str = "./x.py bench [build|workloads] [--reps R] [--out DIR]";
+
+/// What `x.py bench` measures.
+#[derive(Debug, PartialEq, Clone, Copy)]
+enum Bench {
+    /// saxpy beside CUDA by hand and clang OpenMP, on a GPU.
+    Saxpy,
+    /// The build time of examples/saxpy, here.
+    Build,
+    /// The kernel workloads beside CUDA by hand, CUB and cuBLAS, on a GPU.
+    Workloads,
+}
 
 /// The command line.
 #[derive(Debug, PartialEq)]
 struct Options {
-    /// `build`: the build time bench.
-    build: bool,
+    bench: Bench,
     reps: usize,
     out: Option<PathBuf>,
 }
 
 impl Options {
     fn parse(args: &[String]) -> Result<Self> {
-        let build = args.first().is_some_and(|a| a == "build");
-        let mut options = Options { build, reps: DEFAULT_REPS, out: None };
-        let mut args = args.iter().skip(usize::from(build));
+        let bench = match args.first().map(String::as_str) {
+            Some("build") => Bench::Build,
+            Some("workloads") => Bench::Workloads,
+            _ => Bench::Saxpy,
+        };
+        let mut options = Options { bench, reps: DEFAULT_REPS, out: None };
+        let mut args = args.iter().skip(usize::from(bench != Bench::Saxpy));
         while let Some(arg) = args.next() {
             let (flag, inline) = match arg.split_once('=') {
                 Some((flag, value)) => (flag, Some(value.to_owned())),
@@ -86,7 +101,7 @@ pub(crate) fn bench(
 ) -> Result<()> {
     let options = Options::parse(args)?;
     let have_cargo = tools::have_cargo();
-    if options.build {
+    if options.bench == Bench::Build {
         if !have_cargo {
             bail!("`./x.py bench build` builds with cargo, which is not on PATH here");
         }
@@ -120,17 +135,26 @@ pub(crate) fn bench(
             bail!("no NVIDIA GPU here (nvidia-smi -L fails)");
         }
         let clang = anchors::clang(&dir.join(anchors::DIR));
+        let (what, command, out) = match options.bench {
+            Bench::Workloads => ("workloads", " workloads", workloads::DEFAULT_OUT),
+            _ => ("saxpy", "", DEFAULT_OUT),
+        };
         println!(
-            "bench: the bundle is ready in {} ({BINARY}, the anchors' sources; clang OpenMP anchor {}).\n\
+            "bench: the bundle is ready in {} ({BINARY}, {}, the anchors' sources; clang OpenMP anchor {}).\n\
              There is no NVIDIA GPU here (nvidia-smi -L fails): copy that folder to the GPU machine and run there\n  \
-             ./run-on-gpu.sh bench [--reps R] [--out DIR]\n\
-             It builds the CUDA anchor with nvcc, measures, and writes results.md, results.json and chart.svg to {DEFAULT_OUT} in the bundle.",
+             ./run-on-gpu.sh bench{command} [--reps R] [--out DIR]\n\
+             It builds the {what} anchor with nvcc, measures, and writes results.md, results.json and chart.svg to {out} in the bundle.",
             dir.display(),
+            workloads::BINARY,
             clang.describe()
         );
         return Ok(());
     };
     eprintln!("x: {}", String::from_utf8_lossy(&gpu.stdout).trim());
+    if options.bench == Bench::Workloads {
+        let out = options.out.unwrap_or_else(|| root.join(workloads::DEFAULT_OUT));
+        return workloads::measure_and_report(&dir, config, options.reps, &out);
+    }
     let out = options.out.unwrap_or_else(|| root.join(DEFAULT_OUT));
     measure_and_report(&dir, config, options.reps, &out)
 }
@@ -149,6 +173,10 @@ pub(crate) fn add_to_bundle(root: &Path, config: &Config, tools: &Tools, out: &P
     programs::build(root, tools, config, &package, Flavor::GpuOnly)?;
     bundle::copy(root, &Flavor::GpuOnly.bin_dir(root).join(BINARY), out)?;
     bundle::copy(root, &package.join("Cargo.toml"), out)?;
+    let workloads = root.join(workloads::PACKAGE);
+    programs::build(root, tools, config, &workloads, Flavor::GpuOnly)?;
+    bundle::copy(root, &Flavor::GpuOnly.bin_dir(root).join(workloads::BINARY), out)?;
+    bundle::copy(root, &workloads.join("Cargo.toml"), out)?;
     let clang = anchors::add_to_bundle(root, &out.join(anchors::DIR))?;
     eprintln!(
         "x: bundle: {BINARY} and the anchors' sources; clang OpenMP anchor {}",
@@ -310,15 +338,19 @@ mod tests {
 
     #[test]
     fn options() {
-        assert_eq!(Options::parse(&[]).unwrap(), Options { build: false, reps: 5, out: None });
+        assert_eq!(
+            Options::parse(&[]).unwrap(),
+            Options { bench: Bench::Saxpy, reps: 5, out: None }
+        );
         assert_eq!(
             Options::parse(&args("--reps 3 --out bench-out")).unwrap(),
-            Options { build: false, reps: 3, out: Some("bench-out".into()) }
+            Options { bench: Bench::Saxpy, reps: 3, out: Some("bench-out".into()) }
         );
         assert_eq!(
             Options::parse(&args("build --reps 9")).unwrap(),
-            Options { build: true, reps: 9, out: None }
+            Options { bench: Bench::Build, reps: 9, out: None }
         );
+        assert_eq!(Options::parse(&args("workloads")).unwrap().bench, Bench::Workloads);
         assert!(Options::parse(&args("--reps 9 build")).is_err());
         assert_eq!(Options::parse(&args("--reps=7")).unwrap().reps, 7);
         assert!(Options::parse(&args("--reps 0")).is_err());

@@ -23,7 +23,7 @@ const USAGE: &str = "usage: ./x.py <command>
                         .venv) and build the tools (cargo-offload, offload-ld, offload-lower,
                         compiletest)
   test [SUITE...] [--bless]
-                        run test suites: unit, codegen, ui, run, tsan (default: all of them), or gpu
+                        run test suites: unit, codegen, ptx, ui, run, tsan (default: all of them), or gpu
                         (the run suite on an NVIDIA GPU, NVIDIA image only; on a machine without
                         cargo it runs the programs built here before); a test file of codegen or
                         ui (tests/codegen/NAME.rs) runs that test; --bless rewrites ui .stderr
@@ -37,7 +37,11 @@ const USAGE: &str = "usage: ./x.py <command>
   bench build [--reps R] [--out DIR]
                         the build time of examples/saxpy (clean, after an edit, unchanged)
                         beside a stock cargo build, here; table and results.json in
-                        build/bench-build";
+                        build/bench-build
+  bench workloads [--reps R] [--out DIR]
+                        benches/workloads (reduce, jacobi, sgemm, transpose, histogram)
+                        beside CUDA by hand, CUB and cuBLAS on an NVIDIA GPU, as bench does;
+                        in build/bench-workloads";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

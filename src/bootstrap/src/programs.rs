@@ -12,8 +12,14 @@ use crate::shell;
 use crate::tools::Tools;
 
 /// Packages whose programs the run suite runs.
-pub(crate) const RUN_SUITE: &[&str] =
-    &["tests/run", "examples/saxpy", "examples/jacobi", "examples/reduce", "benches/saxpy"];
+pub(crate) const RUN_SUITE: &[&str] = &[
+    "tests/run",
+    "examples/saxpy",
+    "examples/jacobi",
+    "examples/reduce",
+    "benches/saxpy",
+    "benches/workloads",
+];
 
 /// One `//@ run: ARGS => h2d=N d2h=M [present=P] [env=KEY=VALUE]...` line.
 #[derive(Debug, Clone, PartialEq, Eq)]

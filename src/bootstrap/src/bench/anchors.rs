@@ -1,6 +1,7 @@
 //! The anchors: CUDA by hand (`bench_cuda.cu`, compiled with nvcc on the GPU machine) and clang's
 //! OpenMP offload (`bench.c`, compiled here with clang-19 and CUDA 11.8's nvlink, which
-//! `anchor_clang` fetches).
+//! `anchor_clang` fetches) for saxpy; `workloads.cu` (CUDA by hand, CUB and cuBLAS, compiled with
+//! nvcc there) for the kernel workloads.
 //!
 //! Their sources are not ours: they stay in `shared/anchors` beside the repository and the bundle
 //! copies them into `anchors/`, where the binaries are built too. An anchor that cannot be built
@@ -16,7 +17,7 @@ use crate::shell;
 
 /// The anchors' folder inside a bundle.
 pub(crate) const DIR: &str = "anchors";
-const SOURCES: [&str; 2] = [CUDA_SOURCE, CLANG_SOURCE];
+const SOURCES: [&str; 3] = [CUDA_SOURCE, CLANG_SOURCE, super::workloads::ANCHOR_SOURCE];
 const CUDA_SOURCE: &str = "bench_cuda.cu";
 const CUDA_BINARY: &str = "bench_cuda";
 const CLANG_SOURCE: &str = "bench.c";
@@ -113,7 +114,7 @@ pub(crate) fn build_cuda(config: &Config, dir: &Path) -> Anchor {
 }
 
 /// `name` on PATH, or the first of `fallbacks` that exists.
-fn find_program(name: &str, fallbacks: &[&str]) -> Option<PathBuf> {
+pub(crate) fn find_program(name: &str, fallbacks: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
@@ -122,7 +123,7 @@ fn find_program(name: &str, fallbacks: &[&str]) -> Option<PathBuf> {
 }
 
 /// The last lines of a program's error output, for a one-line reason.
-fn tail(stderr: &[u8]) -> String {
+pub(crate) fn tail(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(3)..].join(" / ")

@@ -1,0 +1,500 @@
+//! `x.py bench workloads`: the kernel workloads of benches/workloads (reduce, jacobi, sgemm naive
+//! and tiled, transpose, histogram) beside the anchor `workloads.cu`, CUDA by hand with CUB and
+//! cuBLAS as the ceiling, on an NVIDIA GPU.
+//!
+//! Both programs time their kernels alone, with events on the GPU's clock, the median of
+//! `INNER_REPS` repetitions after warm-ups, and check their results against the CPU. A round runs
+//! the anchor, then ours; the rounds interleave so that drift of the machine spreads over both,
+//! and the table gives the median over the rounds of each figure. Written to
+//! `build/bench-workloads`: results.md (the table), results.json (every round's figures) and
+//! chart.svg.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context as _, Result, bail};
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::anchors::{self, Anchor};
+use crate::config::Config;
+use crate::shell;
+
+/// Our benchmark's package and binary.
+pub(crate) const PACKAGE: &str = "benches/workloads";
+pub(crate) const BINARY: &str = "workloads-bench";
+pub(crate) const DEFAULT_OUT: &str = "build/bench-workloads";
+/// The anchor's source in a bundle's anchors folder, and its binary.
+pub(crate) const ANCHOR_SOURCE: &str = "workloads.cu";
+const ANCHOR_BINARY: &str = "workloads";
+/// Repetitions each program times of every figure, per run (the anchor's default).
+const INNER_REPS: &str = "20";
+
+/// One row of the table: our figure, the anchor it is held against, the library ceiling.
+struct Workload {
+    name: &'static str,
+    size: &'static str,
+    ours: &'static str,
+    hand: &'static str,
+    library: Option<&'static str>,
+    /// The largest ratio of our time to the anchor's that meets the target.
+    target: f64,
+    /// Held against the library's figure rather than CUDA by hand's.
+    against_library: bool,
+}
+
+const WORKLOADS: [Workload; 7] = [
+    Workload {
+        name: "reduce (sum)",
+        size: "64M f32",
+        ours: "reduce",
+        hand: "reduce_hand",
+        library: Some("reduce_cub"),
+        target: 1.05,
+        against_library: false,
+    },
+    Workload {
+        name: "jacobi (5-point, 100 sweeps)",
+        size: "4096x4096 f32",
+        ours: "jacobi",
+        hand: "jacobi_hand",
+        library: None,
+        target: 1.05,
+        against_library: false,
+    },
+    Workload {
+        name: "sgemm naive (16x16 blocks)",
+        size: "4096^3 f32",
+        ours: "sgemm_naive",
+        hand: "sgemm_naive",
+        library: None,
+        target: 1.05,
+        against_library: false,
+    },
+    Workload {
+        name: "sgemm tiled (128x128x8, 8x8 a thread)",
+        size: "4096^3 f32",
+        ours: "sgemm_tiled",
+        hand: "sgemm_tiled",
+        library: Some("sgemm_cublas"),
+        target: 1.10,
+        against_library: false,
+    },
+    Workload {
+        name: "sgemm, our best against cuBLAS (>= 0.8x its throughput)",
+        size: "4096^3 f32",
+        ours: "sgemm_tiled",
+        hand: "sgemm_tiled",
+        library: Some("sgemm_cublas"),
+        target: 1.25,
+        against_library: true,
+    },
+    Workload {
+        name: "transpose (32x32 shared tiles)",
+        size: "8192x8192 f32",
+        ours: "transpose",
+        hand: "transpose_hand",
+        library: None,
+        target: 1.05,
+        against_library: false,
+    },
+    Workload {
+        name: "histogram (256 bins, shared + atomics)",
+        size: "64M u32",
+        ours: "histogram",
+        hand: "histogram_hand",
+        library: None,
+        target: 1.05,
+        against_library: false,
+    },
+];
+
+/// One program's figures over the rounds: milliseconds by figure name.
+#[derive(Debug, Default, Serialize)]
+struct Figures {
+    device: Option<String>,
+    rounds: BTreeMap<String, Vec<f64>>,
+}
+
+impl Figures {
+    fn median(&self, name: &str) -> Option<f64> {
+        let mut values = self.rounds.get(name)?.clone();
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied()
+    }
+}
+
+/// A row as the report gives it.
+#[derive(Debug, Serialize)]
+struct Row {
+    workload: &'static str,
+    size: &'static str,
+    ours_ms: Option<f64>,
+    hand_ms: Option<f64>,
+    library_ms: Option<f64>,
+    ours_over_hand: Option<f64>,
+    ours_over_library: Option<f64>,
+    target: String,
+    met: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct Results {
+    date: String,
+    device: String,
+    rounds: usize,
+    inner_reps: &'static str,
+    ours: Figures,
+    anchor: Figures,
+    rows: Vec<Row>,
+}
+
+/// Measures with the programs of the bundle in `dir` (ours and the anchor's source), `rounds`
+/// rounds, and writes the report to `out`.
+pub(crate) fn measure_and_report(
+    dir: &Path,
+    config: &Config,
+    rounds: usize,
+    out: &Path,
+) -> Result<()> {
+    let ours = crate::programs::Flavor::GpuOnly.bin_dir(dir).join(BINARY);
+    if !ours.is_file() {
+        bail!(
+            "no {} (make the bundle with ./x.py bench workloads on a machine with cargo)",
+            ours.display()
+        );
+    }
+    let anchor = match build_anchor(config, &dir.join(anchors::DIR)) {
+        Anchor::Built(anchor) => anchor,
+        Anchor::NotBuilt(reason) => bail!("the workloads anchor is not built: {reason}"),
+    };
+    let logs = out.join("logs");
+    if logs.exists() {
+        std::fs::remove_dir_all(&logs).with_context(|| format!("clearing {}", logs.display()))?;
+    }
+    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+    let (mut theirs, mut mine) = (Figures::default(), Figures::default());
+    for round in 1..=rounds {
+        eprintln!("x: bench workloads: round {round} of {rounds}");
+        run(&anchor, &[INNER_REPS], &logs.join(format!("anchor-{round}.log")), &mut theirs)?;
+        let args = ["full", INNER_REPS];
+        run(&ours, &args, &logs.join(format!("ours-{round}.log")), &mut mine)?;
+    }
+    let rows = rows(&mine, &theirs);
+    let results = Results {
+        date: super::utc_now(),
+        device: mine.device.clone().or(theirs.device.clone()).unwrap_or_else(|| "unknown".into()),
+        rounds,
+        inner_reps: INNER_REPS,
+        ours: mine,
+        anchor: theirs,
+        rows,
+    };
+    let text = markdown(&results);
+    let (json, md, svg) = (out.join("results.json"), out.join("results.md"), out.join("chart.svg"));
+    std::fs::write(&json, serde_json::to_string_pretty(&results)? + "\n")
+        .with_context(|| format!("writing {}", json.display()))?;
+    std::fs::write(&md, &text).with_context(|| format!("writing {}", md.display()))?;
+    write_chart(&svg, &results)?;
+    println!("{text}");
+    println!(
+        "bench: {}, {}, {}; each run's output in {}",
+        md.display(),
+        json.display(),
+        svg.display(),
+        logs.display()
+    );
+    Ok(())
+}
+
+/// Builds `workloads.cu` with nvcc (and cuBLAS) on the GPU machine.
+fn build_anchor(config: &Config, dir: &Path) -> Anchor {
+    let source = dir.join(ANCHOR_SOURCE);
+    if !source.is_file() {
+        return Anchor::NotBuilt(format!(
+            "no {} (the bundle copies it from shared/anchors)",
+            source.display()
+        ));
+    }
+    let Some(nvcc) = anchors::find_program("nvcc", &["/usr/local/cuda/bin/nvcc"]) else {
+        return Anchor::NotBuilt("no nvcc (neither on PATH nor in /usr/local/cuda/bin)".into());
+    };
+    let binary = dir.join(ANCHOR_BINARY);
+    eprintln!("x: bench workloads: building the anchor with {}", nvcc.display());
+    let built = shell::capture(
+        "nvcc",
+        Command::new(&nvcc)
+            .args(["-O3", &format!("-arch={}", config.nvptx.target_cpu)])
+            .arg(&source)
+            .args(["-lcublas", "-o"])
+            .arg(&binary),
+    );
+    match built {
+        Ok(out) if out.status.success() => Anchor::Built(binary),
+        Ok(out) => Anchor::NotBuilt(format!(
+            "nvcc failed ({}): {}",
+            out.status,
+            anchors::tail(&out.stderr)
+        )),
+        Err(e) => Anchor::NotBuilt(format!("{e:#}")),
+    }
+}
+
+/// Runs `program`, keeps its output in `log`, and adds its figures to `figures`. A failed run,
+/// or a result the program found wrong, ends the measurement.
+fn run(program: &Path, args: &[&str], log: &Path, figures: &mut Figures) -> Result<()> {
+    let out = shell::capture(&program.display().to_string(), Command::new(program).args(args))?;
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    std::fs::write(
+        log,
+        format!(
+            "$ {} {}\n# {}\n--- stdout\n{stdout}--- stderr\n{stderr}",
+            program.display(),
+            args.join(" "),
+            out.status
+        ),
+    )
+    .with_context(|| format!("writing {}", log.display()))?;
+    if !out.status.success() {
+        bail!("{} failed ({}): its output is in {}", program.display(), out.status, log.display());
+    }
+    parse(&stdout, figures).with_context(|| {
+        format!("reading {} (its output is in {})", program.display(), log.display())
+    })
+}
+
+/// The lines both programs print: `device: NAME, ...`, `workload NAME ms MEDIAN MIN MAX METRIC
+/// VALUE UNIT` and `check NAME ok|FAIL (...)`.
+fn parse(text: &str, figures: &mut Figures) -> Result<()> {
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["device:", ..] if figures.device.is_none() => {
+                let name = line["device:".len()..].split(',').next().unwrap_or_default();
+                figures.device = Some(name.trim().to_owned());
+            }
+            ["workload", name, "ms", median, ..] => {
+                let ms: f64 = median.parse().with_context(|| format!("the figure of `{line}`"))?;
+                figures.rounds.entry((*name).to_owned()).or_default().push(ms);
+            }
+            ["check", name, verdict, ..] if *verdict != "ok" => {
+                bail!("its result of {name} is wrong: {line}")
+            }
+            _ => {}
+        }
+    }
+    if figures.rounds.is_empty() {
+        bail!("no `workload` line");
+    }
+    Ok(())
+}
+
+fn rows(ours: &Figures, anchor: &Figures) -> Vec<Row> {
+    WORKLOADS
+        .iter()
+        .map(|w| {
+            let (mine, hand) = (ours.median(w.ours), anchor.median(w.hand));
+            let library = w.library.and_then(|l| anchor.median(l));
+            let ratio = |theirs: Option<f64>| Some(mine? / theirs?);
+            let reference = if w.against_library { ratio(library) } else { ratio(hand) };
+            let target = if w.against_library {
+                format!(">= {:.2}x {}'s throughput", 1.0 / w.target, "cuBLAS")
+            } else {
+                format!("<= {:.2}x CUDA by hand", w.target)
+            };
+            Row {
+                workload: w.name,
+                size: w.size,
+                ours_ms: mine,
+                hand_ms: hand,
+                library_ms: library,
+                ours_over_hand: ratio(hand),
+                ours_over_library: ratio(library),
+                target,
+                met: reference.map(|r| r <= w.target),
+            }
+        })
+        .collect()
+}
+
+fn markdown(results: &Results) -> String {
+    let ms = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{} ms", milliseconds(v)));
+    let ratio = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.2}x"));
+    let mut table = String::from(
+        "| workload | size | ours | CUDA by hand | library | ours/hand | ours/library | target | |\n\
+         |---|---|---:|---:|---:|---:|---:|---|---|\n",
+    );
+    for r in &results.rows {
+        let met = match r.met {
+            Some(true) => "met",
+            Some(false) => "not met",
+            None => "n/a",
+        };
+        table += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {met} |\n",
+            r.workload,
+            r.size,
+            ms(r.ours_ms),
+            ms(r.hand_ms),
+            ms(r.library_ms),
+            ratio(r.ours_over_hand),
+            ratio(r.ours_over_library),
+            r.target
+        );
+    }
+    format!(
+        "# Kernel workloads: ours beside CUDA by hand, CUB and cuBLAS\n\n\
+         - device: {}; {}\n\
+         - kernel time only (data on the device, events on the GPU's clock), each program the median of {} repetitions a run; \
+           the median over {} interleaved rounds; every round in results.json\n\
+         - library: CUB's DeviceReduce::Sum for reduce, cuBLAS's SGEMM for the matrix products\n\n{table}",
+        results.device, results.date, results.inner_reps, results.rounds
+    )
+}
+
+/// Milliseconds to four significant digits (the figures span 0.07 to 60 ms).
+fn milliseconds(ms: f64) -> String {
+    let decimals = match ms {
+        ms if ms < 1.0 => 4,
+        ms if ms < 10.0 => 3,
+        ms if ms < 100.0 => 2,
+        _ => 1,
+    };
+    format!("{ms:.decimals$}")
+}
+
+/// Bars of our time over CUDA by hand's (and cuBLAS's, for the best SGEMM), 1.0 the anchor's,
+/// a red tick at each target.
+fn write_chart(path: &Path, results: &Results) -> Result<()> {
+    let rows: Vec<(&Row, f64, f64)> = results
+        .rows
+        .iter()
+        .zip(&WORKLOADS)
+        .filter_map(|(row, w)| {
+            let ratio = if w.against_library { row.ours_over_library } else { row.ours_over_hand };
+            Some((row, ratio?, w.target))
+        })
+        .collect();
+    let max = rows.iter().map(|&(_, r, t)| r.max(t)).fold(1.0, f64::max) * 1.15;
+    let height = 80 + 46 * rows.len() as u32;
+    let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+    let title = format!(
+        "Kernel workloads on {}: our time over the anchor's (1.0 = the anchor; red: target)",
+        results.device
+    );
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(28)
+        .y_label_area_size(330)
+        .build_cartesian_2d(0.0..max, (0..rows.len()).into_segmented())
+        .map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+    let names: Vec<String> = rows.iter().map(|(r, ..)| r.workload.to_owned()).collect();
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_label_formatter(&|y| match y {
+            SegmentValue::CenterOf(i) => names.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .draw()
+        .map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+    let blue = RGBColor(31, 119, 180);
+    let draw = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("drawing {}: {e}", path.display());
+    chart
+        .draw_series(rows.iter().enumerate().map(|(i, &(_, ratio, _))| {
+            Rectangle::new(
+                [(0.0, SegmentValue::Exact(i)), (ratio, SegmentValue::Exact(i + 1))],
+                blue.mix(0.8).filled(),
+            )
+        }))
+        .map_err(draw)?;
+    chart
+        .draw_series(rows.iter().enumerate().map(|(i, &(_, _, target))| {
+            PathElement::new(
+                vec![(target, SegmentValue::Exact(i)), (target, SegmentValue::Exact(i + 1))],
+                RED.stroke_width(3),
+            )
+        }))
+        .map_err(draw)?;
+    chart
+        .draw_series(rows.iter().enumerate().map(|(i, &(_, ratio, _))| {
+            Text::new(
+                format!("{ratio:.2}x"),
+                (ratio + max * 0.01, SegmentValue::CenterOf(i)),
+                ("sans-serif", 14),
+            )
+        }))
+        .map_err(draw)?;
+    root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ANCHOR: &str = "device: NVIDIA H200, 132 SMs, cc 9.0, reps 20\n\
+        workload reduce_hand ms 0.0700 0.0690 0.0800 METRIC 3800.0 GB/s\n\
+        check reduce_hand ok (1 vs 1)\n\
+        workload reduce_cub ms 0.0710 0.0700 0.0720 METRIC 3780.0 GB/s\n\
+        workload sgemm_tiled ms 3.7000 3.6900 3.7500 METRIC 37000.0 GFLOP/s\n\
+        workload sgemm_cublas ms 2.7000 2.6900 2.7100 METRIC 51000.0 GFLOP/s\n";
+
+    #[test]
+    fn figures_are_read_and_checks_enforced() {
+        let mut figures = Figures::default();
+        parse(ANCHOR, &mut figures).unwrap();
+        parse(ANCHOR, &mut figures).unwrap();
+        assert_eq!(figures.device.as_deref(), Some("NVIDIA H200"));
+        assert_eq!(figures.rounds["reduce_hand"], [0.07, 0.07]);
+        let failed = "workload reduce ms 1.0 1.0 1.0 METRIC 1 GB/s\ncheck reduce FAIL (2 vs 1)\n";
+        let e = parse(failed, &mut Figures::default()).unwrap_err();
+        assert!(e.to_string().contains("its result of reduce is wrong"), "{e}");
+        assert!(parse("nothing\n", &mut Figures::default()).is_err());
+    }
+
+    #[test]
+    fn rows_hold_ours_against_the_anchor_and_the_library() {
+        let mut anchor = Figures::default();
+        parse(ANCHOR, &mut anchor).unwrap();
+        let mut ours = Figures::default();
+        parse(
+            "workload reduce ms 0.0735 0 0 M 1 x\nworkload sgemm_tiled ms 4.625 0 0 M 1 x\n",
+            &mut ours,
+        )
+        .unwrap();
+        let rows = rows(&ours, &anchor);
+        let reduce = &rows[0];
+        assert_eq!(reduce.ours_over_hand.map(|r| (r * 100.0).round()), Some(105.0));
+        assert_eq!(reduce.met, Some(true));
+        let tiled = &rows[3];
+        assert_eq!(tiled.ours_over_hand, Some(1.25));
+        assert_eq!(tiled.met, Some(false));
+        let best = &rows[4];
+        // 4.625 ms against cuBLAS's 2.7: 0.58x its throughput, under 0.8x.
+        assert_eq!(best.met, Some(false));
+        assert_eq!(best.target, ">= 0.80x cuBLAS's throughput");
+        // Figures a run did not give read n/a.
+        assert_eq!(rows[1].ours_ms, None);
+        assert_eq!(rows[1].met, None);
+        let text = markdown(&Results {
+            date: "now".into(),
+            device: "H200".into(),
+            rounds: 1,
+            inner_reps: INNER_REPS,
+            ours,
+            anchor,
+            rows,
+        });
+        assert!(
+            text.contains(
+                "| reduce (sum) | 64M f32 | 0.0735 ms | 0.0700 ms | 0.0710 ms | 1.05x | 1.04x |"
+            ),
+            "{text}"
+        );
+    }
+}
