@@ -449,3 +449,59 @@ fn nested_frames(depth: u32, seed: u32) -> u32 {
     // SAFETY: as above. The element read back is `seed`: the sum is `below`.
     below + (unsafe { core::ptr::read_volatile(slot) } ^ seed)
 }
+
+/// Transposes the `width x height` matrix `input` into `output` through 32x32 shared tiles
+/// (tests/run/src/bin/kernel_options.rs): a kernel of launch bounds along x and y, matrix views
+/// and a shared array (`shared = 32 * 33 * 4`), as the workload benchmark's.
+#[offload::kernel(launch_bounds = (32, 8))]
+pub fn tile_transpose(width: u32, height: u32, input: &[f32], output: &mut [f32]) {
+    use offload::gpu::{Matrix, MatrixMut, block_idx_x, block_idx_y, shared_array, sync_threads};
+    use offload::gpu::{thread_idx_x, thread_idx_y};
+    let tile = shared_array::<f32, { 32 * 33 }>();
+    let (w, h) = (width as usize, height as usize);
+    let (input, mut output) = (Matrix::new(input, h, w), MatrixMut::new(output, w, h));
+    let (tx, ty) = (thread_idx_x(), thread_idx_y());
+    let (bx, by) = (block_idx_x() * 32, block_idx_y() * 32);
+    for j in (0..32).step_by(8) {
+        if let Some(&v) = input.get(by + ty + j, bx + tx) {
+            tile.write((ty + j) * 33 + tx, v);
+        }
+    }
+    sync_threads();
+    for j in (0..32).step_by(8) {
+        if let Some(out) = output.get_mut(bx + ty + j, by + tx) {
+            *out = tile.read(tx * 33 + ty + j);
+        }
+    }
+}
+
+/// `c = a * b` for `n x n` matrices, one thread per element, through matrix views, with fused
+/// multiply-adds (tests/run/src/bin/kernel_options.rs).
+#[offload::kernel(launch_bounds = 256, fp_contract)]
+pub fn matrix_product(n: u32, a: &[f32], b: &[f32], c: &mut [f32]) {
+    use offload::gpu::{Matrix, MatrixMut, global_id_x, global_id_y};
+    let n = n as usize;
+    let (a, b, mut c) = (Matrix::new(a, n, n), Matrix::new(b, n, n), MatrixMut::new(c, n, n));
+    let (col, row) = (global_id_x(), global_id_y());
+    if row < n && col < n {
+        let (a_row, b_col) = (a.row(row), b.column(col));
+        c[(row, col)] = (0..n).map(|k| a_row[k] * b_col[k]).sum();
+    }
+}
+
+/// Reverses each group of four values through the block's shared memory, four at a time
+/// (`shared = block * 4 * 4`; tests/run/src/bin/kernel_options.rs).
+#[offload::kernel]
+pub fn reverse_fours(values: &mut [f32]) {
+    use offload::gpu::{global_id_x, shared, sync_threads, thread_idx_x};
+    let fours = shared::<f32>();
+    let (t, i) = (thread_idx_x(), global_id_x());
+    if let Some(four) = values.get(4 * i..4 * i + 4) {
+        let [a, b, c, d]: [f32; 4] = four.try_into().unwrap();
+        fours.write_array(4 * t, [d, c, b, a]);
+    }
+    sync_threads();
+    if let Some(four) = values.get_mut(4 * i..4 * i + 4) {
+        four.copy_from_slice(&fours.read_array::<4>(4 * t));
+    }
+}

@@ -15,8 +15,15 @@ fn main() -> Result<(), Error> {
     let count = Device::count();
     assert!(count >= 1, "no device");
     let last = Device::get(count - 1)?;
-    println!("{count} devices; default {}; using {} ({})", Device::default_device()?.name(), last.id(), last.name());
-    assert!(matches!(Device::get(count), Err(Error::NoSuchDevice { id, count: c }) if id == count && c == count));
+    println!(
+        "{count} devices; default {}; using {} ({})",
+        Device::default_device()?.name(),
+        last.id(),
+        last.name()
+    );
+    assert!(
+        matches!(Device::get(count), Err(Error::NoSuchDevice { id, count: c }) if id == count && c == count)
+    );
 
     let n = 3000;
     let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();

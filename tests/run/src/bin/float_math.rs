@@ -15,7 +15,8 @@ fn main() -> Result<(), offload::Error> {
     offload::launch!(kernels::float_math, 1, 32, (&x[..], &w[..], &mut out[..], &mut out64[..]))?;
     let mut bad = Vec::new();
     for (i, &v) in x.iter().enumerate() {
-        let exact = [v.abs().sqrt(), v.mul_add(3.0, 0.5), v.floor(), v.ceil(), v.trunc(), v.round()];
+        let exact =
+            [v.abs().sqrt(), v.mul_add(3.0, 0.5), v.floor(), v.ceil(), v.trunc(), v.round()];
         for (k, e) in exact.iter().enumerate() {
             if out[i * 10 + k].to_bits() != e.to_bits() {
                 bad.push(format!("f32 fn {k} of {v}: {} (std: {e})", out[i * 10 + k]));
@@ -36,7 +37,8 @@ fn main() -> Result<(), offload::Error> {
             }
         }
         let v = w[i];
-        let exact = [v.abs().sqrt(), v.mul_add(3.0, 0.5), v.floor(), v.ceil(), v.trunc(), v.round()];
+        let exact =
+            [v.abs().sqrt(), v.mul_add(3.0, 0.5), v.floor(), v.ceil(), v.trunc(), v.round()];
         for (k, e) in exact.iter().enumerate() {
             if out64[i * 6 + k].to_bits() != e.to_bits() {
                 bad.push(format!("f64 fn {k} of {v}: {} (std: {e})", out64[i * 6 + k]));

@@ -35,7 +35,8 @@ fn main() {
             for _ in 0..rounds {
                 start.wait();
                 // 2 in, 1 out
-                offload::launch!(kernels::saxpy, 1, 128, (1.0f32, &xs[..n / 4], &mut ys[..])).unwrap();
+                offload::launch!(kernels::saxpy, 1, 128, (1.0f32, &xs[..n / 4], &mut ys[..]))
+                    .unwrap();
             }
             assert!(ys.iter().enumerate().all(|(i, &y)| y == (rounds * i) as f32), "{}", ys[1]);
         });

@@ -15,7 +15,10 @@ fn main() {
     assert!(offload::device_name().starts_with("no offload device is available"));
     assert!(matches!(offload::try_preload(&v[..]), Err(Error::NoDevice)));
     assert!(matches!(offload::try_preload_mut(&mut v[..]), Err(Error::NoDevice)));
-    assert!(matches!(offload::launch!(kernels::increment, 1, 64, (&mut v[..],)), Err(Error::NoDevice)));
+    assert!(matches!(
+        offload::launch!(kernels::increment, 1, 64, (&mut v[..],)),
+        Err(Error::NoDevice)
+    ));
     let panic = std::panic::catch_unwind(|| drop(offload::preload(&[1u32; 4])));
     let message = panic.unwrap_err();
     let message = message.downcast_ref::<String>().unwrap();

@@ -31,7 +31,11 @@ fn main() -> Result<(), offload::Error> {
         offload::launch!(kernels::increment, 4, 128, (&mut dr,))?;
         offload::launch!(kernels::increment, 4, 128, (&mut dr,))?;
     } // 2 out
-    assert!(v[..n / 2].iter().enumerate().all(|(i, &x)| x == i as u32 + 1 + if (100..300).contains(&i) || i <= 9 { k } else { 0 }));
+    assert!(
+        v[..n / 2].iter().enumerate().all(
+            |(i, &x)| x == i as u32 + 1 + if (100..300).contains(&i) || i <= 9 { k } else { 0 }
+        )
+    );
     assert!(v[n / 2..].iter().enumerate().all(|(i, &x)| x == (i + n / 2) as u32 + 2));
     println!("ok");
     Ok(())

@@ -12,7 +12,12 @@ fn main() -> Result<(), offload::Error> {
     let xs: Vec<f32> = (0..n).map(|i| (i % 64) as f32).collect();
     let mut ys = vec![2.0f32; n];
     for _ in 0..k {
-        offload::launch!(kernels::saxpy, n.div_ceil(64) as u32, 64, (2.0f32, &xs[..], &mut ys[..]))?;
+        offload::launch!(
+            kernels::saxpy,
+            n.div_ceil(64) as u32,
+            64,
+            (2.0f32, &xs[..], &mut ys[..])
+        )?;
     }
     for (i, y) in ys.iter().enumerate() {
         assert_eq!(*y, 2.0 + k as f32 * 2.0 * (i % 64) as f32, "y[{i}]");

@@ -26,7 +26,8 @@ fn main() {
                     let x = offload::preload(&xs[..]); // 1 in, by one of the threads
                     held.wait();
                     let blocks = (n / 128) as u32;
-                    offload::launch!(kernels::saxpy, blocks, 128, (1.0f32, &x, &mut ys[..])).unwrap(); // 1 in, 1 out
+                    offload::launch!(kernels::saxpy, blocks, 128, (1.0f32, &x, &mut ys[..]))
+                        .unwrap(); // 1 in, 1 out
                     drop(x);
                     gone.wait();
                 }

@@ -19,8 +19,13 @@ fn main() {
                     let x = offload::preload(&xs[..]);
                     let mut y = offload::preload_mut(&mut ys[..]);
                     for _ in 0..5 {
-                        offload::launch!(kernels::saxpy, n.div_ceil(128) as u32, 128, (2.0f32, &x, &mut y))
-                            .unwrap();
+                        offload::launch!(
+                            kernels::saxpy,
+                            n.div_ceil(128) as u32,
+                            128,
+                            (2.0f32, &x, &mut y)
+                        )
+                        .unwrap();
                     }
                 }
                 for (i, y) in ys.iter().enumerate() {
