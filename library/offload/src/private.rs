@@ -156,30 +156,25 @@ pub unsafe fn slice_mut<'a, T>(address: *mut u8, len: u64) -> &'a mut [T] {
 }
 
 /// The first element of a slice parameter: its address slot, or, for an empty slice or
-/// zero-sized elements (which are not mapped, so the slot may be null), the slot moved on by the
-/// elements' alignment: a non-null, aligned address (the runtime's addresses are aligned, and
-/// none lies within `align_of::<T>()` of the top of the address space).
+/// zero-sized elements (which are not mapped, so the slot may be null), a dangling, aligned
+/// address.
 ///
-/// Derived from the slot either way, rather than a constant dangling address: on nvptx a load is
-/// `ld.global.nc` only where everything it may read from is a read-only kernel parameter (a
-/// `select` with a constant address would make every load of the slice a plain `ld.global`).
-/// And one select rather than an early return of `&[]`: the compiler then knows that whatever
-/// `get(i)` finds (`i < len`, so `len > 0`) is the slot's address, and a kernel's bounds checks
-/// are its only branch. With the early return, every `get` also compared the address against
-/// null on nvptx (0.4% of a saxpy's time on an H200).
+/// One select of non-null addresses, rather than an early return of `&[]`: the compiler then
+/// knows that whatever `get(i)` finds (`i < len`, so `len > 0`) is the slot's address and not
+/// null, and a kernel's bounds checks are its only branch. With the early return, every
+/// `get` also compared the address against null on nvptx (0.4% of a saxpy's time on an H200).
 ///
 /// # Safety
 /// `address` must not be null when `len > 0` and `T` is not zero-sized: the runtime maps data
 /// to non-null device addresses.
 #[inline(always)]
 unsafe fn elements<T>(address: *mut u8, len: u64) -> NonNull<T> {
-    let first = if len == 0 || size_of::<T>() == 0 {
-        address.wrapping_add(align_of::<T>())
+    if len == 0 || size_of::<T>() == 0 {
+        NonNull::dangling()
     } else {
-        address
-    };
-    // SAFETY: per the caller, and the alignment added where it may be null.
-    unsafe { NonNull::new_unchecked(first.cast::<T>()) }
+        // SAFETY: per the caller.
+        unsafe { NonNull::new_unchecked(address.cast::<T>()) }
+    }
 }
 
 /// Runs a kernel body for every (block, thread) of the launch, x fastest as CUDA numbers them:

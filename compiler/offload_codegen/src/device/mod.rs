@@ -7,27 +7,23 @@
 //!      `addrspace(3)` window, so every access through it is `ld.shared`/`st.shared`/`atom.shared`
 //!   (shared.rs)
 //!   -> small loops that load memory: unrolled by 4, as nvcc unrolls them (loops.rs)
-//!   -> reference parameters: each pointer parameter of a kernel the kernel only reads gets
-//!      `noalias`, so its loads are `ld.global.nc` (params.rs)
 //!   -> each kernel's options (`__offload_kernel_attrs.<kernel>`): launch bounds
 //!      (`.maxntid`, index ranges), floating-point contraction (`contract`: `fma.rn`) (attrs.rs)
 //!   -> infer-address-spaces, default<O3> with the NVPTX target machine, full unrolling of
 //!      loops of a constant trip count up to 2000 instructions, PTX (ptx.rs)
 //! ```
 //!
-//! Rust has no way to put a value in a GPU address space, to mark a raw pointer `noalias`, or to
-//! set a function's PTX directives; rustc, lowering `#[offload::kernel]` itself one day, would
+//! Rust has no way to put a value in a GPU address space, to unroll a loop, or to set a
+//! function's PTX directives; rustc, lowering `#[offload::kernel]` itself one day, would
 //! emit the same IR from the same facts.
 
 use anyhow::{Result, anyhow, bail};
-use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
 use inkwell::module::Module;
 use offload_abi::kernel::ATTRS_PREFIX;
 
 mod attrs;
 mod loops;
-mod params;
 mod ptx;
 mod shared;
 
@@ -41,8 +37,6 @@ const PTX_KERNEL_CC: u32 = 71;
 pub struct DeviceReport {
     /// Kernels found, in module order.
     pub kernels: Vec<String>,
-    /// `(kernel, parameter index)` of each parameter given `noalias`.
-    pub noalias: Vec<(String, u32)>,
     /// `(kernel, threads, [x, y, z])` of each kernel with launch bounds (`[0; 3]`: along no
     /// axis).
     pub launch_bounds: Vec<(String, u32, [u32; 3])>,
@@ -70,10 +64,6 @@ pub fn lower_device<'ctx>(
             .ok_or_else(|| anyhow!("the NVIDIA image defines no kernel `{name}`"))?;
         report.kernels.push(name.clone());
         report.unrolled += loops::unroll_small_loops(cx, f);
-        for index in params::read_only_pointers(f) {
-            f.add_attribute(AttributeLoc::Param(index), enum_attribute(cx, "noalias"));
-            report.noalias.push((name.clone(), index));
-        }
         let Some(attr) = attrs.iter().find(|a| a.kernel == *name) else { continue };
         if attr.threads > 0 {
             attr.bound(cx, module, f);
@@ -89,8 +79,4 @@ pub fn lower_device<'ctx>(
     }
     module.verify().map_err(|e| anyhow!("the device stage produced invalid IR (a bug): {e}"))?;
     Ok(report)
-}
-
-fn enum_attribute(cx: &Context, name: &str) -> Attribute {
-    cx.create_enum_attribute(Attribute::get_named_enum_kind_id(name), 0)
 }

@@ -17,7 +17,7 @@ const FULL_UNROLL_THRESHOLD: u32 = 2000;
 
 /// Optimises `module` for `cpu` and returns its PTX: address spaces inferred first (so that the
 /// optimiser knows what the shared window's alignment makes of its accesses), then
-/// `default<O3>` (where the facts the device stage added pay: launch bounds, `noalias`, unroll
+/// `default<O3>` (where the facts the device stage added pay: launch bounds, unroll
 /// counts).
 pub fn compile_ptx(module: &Module<'_>, cpu: &str) -> Result<String> {
     Target::initialize_nvptx(&InitializationConfig::default());

@@ -3,6 +3,5 @@
 mod fp_contract;
 mod launch_bounds;
 mod matrix;
-mod read_only;
 mod shared_memory;
 mod unroll;
