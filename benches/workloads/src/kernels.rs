@@ -113,8 +113,8 @@ pub fn sgemm_tiled(n: u32, a: &[f32], b: &[f32], c: &mut [f32]) {
     let mut acc = [[0.0f32; TN]; TM];
     for k0 in (0..n).step_by(BK) {
         // Both parts read before either is stored, so that the two reads are in flight at once.
-        let a_part: [f32; 4] = a.row(row0 + a_row)[k0 + a_col..][..4].try_into().unwrap();
-        let b_part: [f32; 4] = b.row(k0 + b_row)[col0 + b_col..][..4].try_into().unwrap();
+        let a_part: [f32; 4] = gpu::read_array(&a.row(row0 + a_row)[k0 + a_col..]);
+        let b_part: [f32; 4] = gpu::read_array(&b.row(k0 + b_row)[col0 + b_col..]);
         for (j, &v) in a_part.iter().enumerate() {
             tiles.write((a_col + j) * BM + a_row, v);
         }

@@ -13,12 +13,14 @@ mod matrix;
 #[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]
 pub mod mem;
+mod vector;
 pub mod warp;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use block_shared::imp as shared_imp;
 pub use block_shared::{Shared, shared, shared_array};
 pub use matrix::{Column, Matrix, MatrixMut};
+pub use vector::read_array;
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use warp::imp as warp_imp;
 

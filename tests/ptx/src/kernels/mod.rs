@@ -5,3 +5,4 @@ mod launch_bounds;
 mod matrix;
 mod shared_memory;
 mod unroll;
+mod vector_loads;
