@@ -379,54 +379,52 @@ fn write_chart(path: &Path, results: &Results) -> Result<()> {
         .collect();
     let max = rows.iter().map(|&(_, r, t)| r.max(t)).fold(1.0, f64::max) * 1.15;
     let height = 80 + 46 * rows.len() as u32;
+    let draw = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("drawing {}: {e}", path.display());
     let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+    root.fill(&WHITE).map_err(draw)?;
     let title = format!(
         "Kernel workloads on {}: our time over the anchor's (1.0 = the anchor; red: target)",
         results.device
     );
+    // Segments 0..=last: one a row.
+    let last = rows.len().saturating_sub(1);
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 16))
         .margin(12)
         .x_label_area_size(28)
         .y_label_area_size(330)
-        .build_cartesian_2d(0.0..max, (0..rows.len()).into_segmented())
-        .map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+        .build_cartesian_2d(0.0..max, (0..last).into_segmented())
+        .map_err(draw)?;
     let names: Vec<String> = rows.iter().map(|(r, ..)| r.workload.to_owned()).collect();
     chart
         .configure_mesh()
         .disable_y_mesh()
+        .light_line_style(TRANSPARENT)
         .y_label_formatter(&|y| match y {
             SegmentValue::CenterOf(i) => names.get(*i).cloned().unwrap_or_default(),
             _ => String::new(),
         })
         .draw()
-        .map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+        .map_err(draw)?;
     let blue = RGBColor(31, 119, 180);
-    let draw = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("drawing {}: {e}", path.display());
     chart
-        .draw_series(rows.iter().enumerate().map(|(i, &(_, ratio, _))| {
-            Rectangle::new(
-                [(0.0, SegmentValue::Exact(i)), (ratio, SegmentValue::Exact(i + 1))],
-                blue.mix(0.8).filled(),
-            )
-        }))
+        .draw_series(
+            Histogram::horizontal(&chart)
+                .style(blue.mix(0.8).filled())
+                .margin(8)
+                .data(rows.iter().enumerate().map(|(i, &(_, ratio, _))| (i, ratio))),
+        )
         .map_err(draw)?;
     chart
         .draw_series(rows.iter().enumerate().map(|(i, &(_, _, target))| {
-            PathElement::new(
-                vec![(target, SegmentValue::Exact(i)), (target, SegmentValue::Exact(i + 1))],
-                RED.stroke_width(3),
-            )
+            let (from, to) = (SegmentValue::Exact(i), SegmentValue::Exact(i + 1));
+            PathElement::new(vec![(target, from), (target, to)], RED.stroke_width(3))
         }))
         .map_err(draw)?;
     chart
         .draw_series(rows.iter().enumerate().map(|(i, &(_, ratio, _))| {
-            Text::new(
-                format!("{ratio:.2}x"),
-                (ratio + max * 0.01, SegmentValue::CenterOf(i)),
-                ("sans-serif", 14),
-            )
+            let at = (ratio + max * 0.01, SegmentValue::CenterOf(i));
+            Text::new(format!("{ratio:.2}x"), at, ("sans-serif", 14))
         }))
         .map_err(draw)?;
     root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
@@ -455,6 +453,36 @@ mod tests {
         let e = parse(failed, &mut Figures::default()).unwrap_err();
         assert!(e.to_string().contains("its result of reduce is wrong"), "{e}");
         assert!(parse("nothing\n", &mut Figures::default()).is_err());
+    }
+
+    #[test]
+    fn the_chart_is_written() {
+        let mut anchor = Figures::default();
+        parse(ANCHOR, &mut anchor).unwrap();
+        let mut ours = Figures::default();
+        parse(
+            "workload reduce ms 0.0735 0 0 M 1 x\nworkload sgemm_tiled ms 4.0 0 0 M 1 x\n",
+            &mut ours,
+        )
+        .unwrap();
+        let rows = rows(&ours, &anchor);
+        let results = Results {
+            date: "now".into(),
+            device: "H200".into(),
+            rounds: 1,
+            inner_reps: INNER_REPS,
+            ours,
+            anchor,
+            rows,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let svg = dir.path().join("chart.svg");
+        write_chart(&svg, &results).unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        // The three workloads with figures on both sides, each with its ratio.
+        for label in ["reduce (sum)", "sgemm tiled", "1.05x", "1.08x", "1.48x"] {
+            assert!(text.contains(label), "{label} not in the chart");
+        }
     }
 
     #[test]
