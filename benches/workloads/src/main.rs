@@ -206,7 +206,7 @@ fn sgemm(n: usize, reps: usize) -> Result<bool, offload::Error> {
             let body = || {
                 if tiled {
                     let grid = (nu / 128, nu / 128);
-                    let shared = kernels::SGEMM_TILED_SHARED as u32;
+                    let shared = kernels::SGEMM_TILED_SHARED;
                     offload::launch_async!(
                         kernels::sgemm_tiled,
                         grid,

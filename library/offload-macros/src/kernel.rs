@@ -519,12 +519,12 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
                 device: i64,
                 grid: impl ::core::convert::Into<::offload::Dim>,
                 block: impl ::core::convert::Into<::offload::Dim>,
-                shared: u32,
+                shared: impl ::core::convert::Into<::offload::SharedBytes>,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
                 #(#padding_checks)*
                 #p::require_device(device)?;
-                let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared)?;
+                let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared.into())?;
                 #bounds_check
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 __offload_run(device, geometry, #(#arg_names),*)
@@ -574,12 +574,12 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
                 device: i64,
                 grid: impl ::core::convert::Into<::offload::Dim>,
                 block: impl ::core::convert::Into<::offload::Dim>,
-                shared: u32,
+                shared: impl ::core::convert::Into<::offload::SharedBytes>,
                 #(#arg_names: #tys),*
             ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
                 #(#padding_checks)*
                 #p::require_device(device)?;
-                let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared)?;
+                let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared.into())?;
                 #bounds_check
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 {

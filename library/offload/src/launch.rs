@@ -283,6 +283,24 @@ impl From<(u32, u32)> for Dim {
     }
 }
 
+/// The bytes of shared memory a launch gives each block (`launch!(.., shared = BYTES, ..)`):
+/// any integer (`threads as usize * 4`, a `u32`, a literal), checked at the launch: a negative
+/// count or one over the GPU's most is `Error::InvalidGeometry`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedBytes(i128);
+
+macro_rules! shared_bytes_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for SharedBytes {
+            #[inline]
+            fn from(bytes: $t) -> Self {
+                SharedBytes(bytes as i128)
+            }
+        }
+    )*};
+}
+shared_bytes_from!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
 /// Threads in a block on every NVIDIA GPU the cubin targets, in all and along z.
 const MAX_BLOCK: u32 = 1024;
 const MAX_BLOCK_Z: u32 = 64;
@@ -298,7 +316,7 @@ pub fn geometry(
     kernel: &'static str,
     grid: Dim,
     block: Dim,
-    shared: u32,
+    shared: SharedBytes,
 ) -> Result<Geometry, Error> {
     let invalid = |reason| Err(Error::InvalidGeometry { kernel, reason });
     let (grid, block) = (grid.0, block.0);
@@ -316,9 +334,15 @@ pub fn geometry(
     if blocks.is_none_or(|b| b > i32::MAX as u32) {
         return invalid("a grid has fewer than 2^31 blocks in all");
     }
-    if shared > MAX_SHARED {
-        return invalid("a block has at most 227 KiB of shared memory (sm_90; less on older GPUs)");
-    }
+    let shared = match u32::try_from(shared.0) {
+        Ok(bytes) if bytes <= MAX_SHARED => bytes,
+        Ok(_) | Err(_) if shared.0 >= 0 => {
+            return invalid(
+                "a block has at most 227 KiB of shared memory (sm_90; less on older GPUs)",
+            );
+        }
+        _ => return invalid("a block's shared memory is a count of bytes: 0 or more"),
+    };
     Ok(Geometry { grid, block, shared })
 }
 
@@ -446,12 +470,12 @@ pub fn status(kernel: &'static str, status: i32) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Dim, geometry};
+    use super::{Dim, SharedBytes, geometry};
     use crate::Error;
     use crate::geometry::{Geometry, geometry_in, geometry_slot};
 
     fn reason(grid: impl Into<Dim>, block: impl Into<Dim>) -> &'static str {
-        match geometry("k", grid.into(), block.into(), 0) {
+        match geometry("k", grid.into(), block.into(), 0u32.into()) {
             Err(Error::InvalidGeometry { kernel: "k", reason }) => reason,
             other => panic!("not refused: {other:?}"),
         }
@@ -459,13 +483,21 @@ mod tests {
 
     #[test]
     fn geometries_are_checked_against_what_every_gpu_launches() {
-        let ok = |g: Dim, b: Dim| geometry("k", g, b, 0).unwrap();
+        let ok = |g: Dim, b: Dim| geometry("k", g, b, 0u32.into()).unwrap();
         let linear = Geometry { grid: [4096, 1, 1], block: [256, 1, 1], shared: 0 };
         assert_eq!(ok(4096.into(), 256.into()), linear);
-        assert_eq!(geometry("k", 1.into(), 32.into(), 227 << 10).unwrap().shared, 227 << 10);
-        let too_much = geometry("k", 1.into(), 32.into(), (227 << 10) + 1);
+        let shared = |bytes: SharedBytes| geometry("k", 1.into(), 32.into(), bytes);
+        assert_eq!(shared((227usize << 10).into()).unwrap().shared, 227 << 10);
+        assert_eq!(shared(96i32.into()).unwrap().shared, 96);
+        for too_much in [((227u32 << 10) + 1).into(), u64::MAX.into()] {
+            let refused = shared(too_much);
+            assert!(
+                matches!(refused, Err(Error::InvalidGeometry { reason, .. }) if reason.contains("227 KiB"))
+            );
+        }
+        let negative = shared((-4i64).into());
         assert!(
-            matches!(too_much, Err(Error::InvalidGeometry { reason, .. }) if reason.contains("227 KiB"))
+            matches!(negative, Err(Error::InvalidGeometry { reason, .. }) if reason.contains("0 or more"))
         );
         assert_eq!(ok([8, 4].into(), (16, 16).into()).threads(), 256);
         assert_eq!(ok([32768, 65535, 1].into(), [1024, 1, 1].into()).blocks(), 32768 * 65535);

@@ -77,7 +77,7 @@ pub use event::Event;
 #[cfg(not(offload_device))]
 pub use host_buffer::HostBuffer;
 #[cfg(not(offload_device))]
-pub use launch::{Dim, Elements, KernelArg, PresentArg, param};
+pub use launch::{Dim, Elements, KernelArg, PresentArg, SharedBytes, param};
 pub use offload_macros::{DeviceCopy, kernel};
 #[cfg(not(offload_device))]
 pub use preload::{Preload, PreloadMut, preload, preload_mut, try_preload, try_preload_mut};
@@ -95,7 +95,8 @@ pub use view::{PresentSlice, PresentSliceMut};
 /// launch only). Returns `Result<(), offload::Error>` once the kernel has finished.
 ///
 /// `launch!(KERNEL, GRID, BLOCK, shared = BYTES, (ARGS,))` gives each block `BYTES` of shared
-/// memory, which its threads reach through [`gpu::shared`] (at most 227 KiB, on sm_90).
+/// memory (any integer type: [`SharedBytes`]), which its threads reach through [`gpu::shared`]
+/// (at most 227 KiB, on sm_90).
 ///
 /// `launch!(on DEVICE, KERNEL, GRID, BLOCK, (ARGS,))` launches on a [`Device`]; its
 /// present arguments must have been preloaded on that device (else `Error::WrongDevice`).

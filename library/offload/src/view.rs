@@ -43,6 +43,16 @@ fn bounds(range: impl RangeBounds<usize>, len: usize) -> (usize, usize) {
 }
 
 impl<T: DeviceCopy> Preload<'_, [T]> {
+    /// The slice's length.
+    pub fn len(&self) -> usize {
+        self.host().len()
+    }
+
+    /// Whether the slice is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The elements `range` of the preloaded slice, to pass to a `&[T]` kernel parameter.
     #[track_caller]
     pub fn slice(&self, range: impl RangeBounds<usize>) -> PresentSlice<'_, T> {
@@ -57,6 +67,17 @@ impl<T: DeviceCopy> Preload<'_, [T]> {
 }
 
 impl<T: DeviceCopy> PreloadMut<'_, [T]> {
+    /// The slice's length (its elements live on the device: they are not readable here).
+    pub fn len(&self) -> usize {
+        // SAFETY: only the length is taken.
+        unsafe { self.device_view() }.len()
+    }
+
+    /// Whether the slice is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The elements `range`, to pass to a `&[T]` kernel parameter.
     #[track_caller]
     pub fn slice(&self, range: impl RangeBounds<usize>) -> PresentSlice<'_, T> {

@@ -1,7 +1,8 @@
 //! Kernel options, matrix views, shared arrays and events, run: a transpose through shared
 //! tiles by a kernel of launch bounds (32, 8), refused for a block longer along x or larger in
 //! all, before anything is copied; a matrix product through views with fused multiply-adds
-//! (exact here: small integers); groups of four reversed through `read_array`/`write_array`;
+//! (exact here: small integers); groups of four of a preloaded slice (its length read from the
+//! guard) reversed through `read_array`/`write_array`, with shared memory counted in a `usize`;
 //! and the three timed between two events, which give a time of 0 or more. Copies: 2 in and 1
 //! out, 3 in and 1 out, 1 in and 1 out.
 //@ run: 40 => h2d=6 d2h=3
@@ -78,14 +79,18 @@ fn main() -> Result<(), Error> {
     }
 
     let mut values: Vec<f32> = (0..4 * n).map(|i| i as f32).collect();
-    let threads = 32u32;
+    let threads = 32usize;
+    let mut on_device = offload::preload_mut(&mut values[..]);
+    assert_eq!((on_device.len(), on_device.is_empty()), (4 * n, false));
+    // Shared memory counted in a `usize`, as lengths are.
     let launched = offload::launch!(
         kernels::reverse_fours,
-        (n as u32).div_ceil(threads),
-        threads,
+        n.div_ceil(threads) as u32,
+        threads as u32,
         shared = threads * 16,
-        (&mut values[..],)
+        (&mut on_device,)
     );
+    drop(on_device);
     if !runtime_launch::refused(&launched) {
         launched?;
         for (g, four) in values.chunks(4).enumerate() {
