@@ -4,6 +4,7 @@ mod anchor_clang;
 mod bench;
 mod bundle;
 mod config;
+mod install;
 mod programs;
 mod setup;
 mod shell;
@@ -23,11 +24,15 @@ const USAGE: &str = "usage: ./x.py <command>
                         .venv) and build the tools (cargo-offload, offload-ld, offload-lower,
                         compiletest)
   test [SUITE...] [--bless]
-                        run test suites: unit, codegen, ptx, ui, run, tsan (default: all of them), or gpu
+                        run test suites: unit, codegen, ptx, ui, run, tsan, install (default: all
+                        of them), or gpu
                         (the run suite on an NVIDIA GPU, NVIDIA image only; on a machine without
                         cargo it runs the programs built here before); a test file of codegen or
                         ui (tests/codegen/NAME.rs) runs that test; --bless rewrites ui .stderr
   run EXAMPLE [ARGS...] build an example of examples/ through the offload pipeline and run it
+  install [--root DIR] [--debug]
+                        cargo-offload and offload-ld into DIR/bin (cargo's default:
+                        ~/.cargo/bin), for packages anywhere (cargo offload new NAME)
   bundle                build/gpu-bundle: the programs, the runtime's .debs and a script, for a
                         GPU machine without Rust (./run-on-gpu.sh test gpu there)
   bench [--reps R] [--out DIR]
@@ -72,6 +77,11 @@ fn run(args: &[String]) -> Result<()> {
         "bundle" => {
             let tools = prepare(&root, &config)?;
             bundle::bundle(&root, &config, &tools)
+        }
+        "install" => {
+            let options = install::Options::parse(rest)?;
+            prepare(&root, &config)?;
+            install::install(&root, &options).map(drop)
         }
         "run" => {
             let Some((example, example_args)) = rest.split_first() else {

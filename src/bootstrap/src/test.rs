@@ -4,7 +4,9 @@
 //! (FileCheck of the NVIDIA image's PTX: what the device build makes of kernels), `ui` (what
 //! the compiler must reject), `run` (programs through the runtime's host-offload plugin,
 //! copies counted), `tsan` (the run tests marked `//@ tsan`, built with ThreadSanitizer).
-//! `gpu` runs the run suite on an NVIDIA GPU and is only run when asked for.
+//! `install` (x.py install into a folder of its own, then `cargo offload new` and `cargo
+//! offload run` of a package outside the repository). `gpu` runs the run suite on an NVIDIA GPU
+//! and is only run when asked for.
 
 use std::path::Path;
 use std::process::Command;
@@ -14,9 +16,9 @@ use anyhow::{Result, bail};
 use crate::config::Config;
 use crate::programs::{self, Flavor, RUN_SUITE};
 use crate::tools::Tools;
-use crate::{setup, shell};
+use crate::{install, setup, shell};
 
-const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ptx", "ui", "run", "tsan"];
+const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ptx", "ui", "run", "tsan", "install"];
 
 /// The ptx suite's package, and its image's PTX under the GPU programs' target folder.
 const PTX_SUITE: &str = "tests/ptx";
@@ -63,6 +65,7 @@ pub(crate) fn test(
                 .and_then(|()| check_nvptx_image(root)),
             "gpu" => gpu_suite(root, Some((config, tools))),
             "tsan" => tsan_suite(root, config, tools),
+            "install" => install_suite(root),
             _ => unreachable!("suite names are checked"),
         };
         match result {
@@ -84,9 +87,11 @@ pub(crate) fn test(
 fn suite_name(arg: &str) -> Result<String> {
     let name = arg.trim_end_matches('/').rsplit('/').next().unwrap_or(arg);
     match name {
-        "unit" | "codegen" | "ptx" | "ui" | "run" | "tsan" | "gpu" => Ok(name.to_owned()),
+        "unit" | "codegen" | "ptx" | "ui" | "run" | "tsan" | "install" | "gpu" => {
+            Ok(name.to_owned())
+        }
         _ => bail!(
-            "no test suite `{arg}` (suites: unit, codegen, ptx, ui, run, tsan, gpu; or a test of codegen or ui, e.g. tests/codegen/launch_plain.rs)"
+            "no test suite `{arg}` (suites: unit, codegen, ptx, ui, run, tsan, install, gpu; or a test of codegen, ui or ptx, e.g. tests/codegen/launch_plain.rs)"
         ),
     }
 }
@@ -145,6 +150,43 @@ fn ptx_suite(root: &Path, config: &Config, tools: &Tools, filter: Option<&str>) 
     let mut cmd = Command::new(&tools.compiletest);
     cmd.current_dir(root).arg(PTX_SUITE).arg("--ptx").arg(&ptx).args(filter);
     shell::run(&format!("{PTX_SUITE} (ptx)"), &mut cmd)
+}
+
+/// The newcomer's path: `x.py install` into a folder of its own (in the debug profile: the
+/// workspace's build), `cargo offload new` of a package outside the repository, and `cargo
+/// offload run` of it, through the installed tools alone (they are first on PATH).
+fn install_suite(root: &Path) -> Result<()> {
+    // Outside the repository: a package under it would be taken for a member of its workspace.
+    let dir = tempfile::Builder::new().prefix("offload-install-suite").tempdir()?;
+    let dir = dir.path();
+    let options = install::Options { root: Some(dir.join("root")), debug: true };
+    let bin = install::install(root, &options)?;
+    let package = dir.join("demo");
+    shell::run(
+        "cargo offload new",
+        Command::new(bin.join("cargo-offload")).args(["offload", "new"]).arg(&package),
+    )?;
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )?;
+    let out = shell::capture(
+        "cargo offload run",
+        Command::new("cargo").current_dir(&package).args(["offload", "run"]).env("PATH", &path),
+    )?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || !stdout.contains("saxpy of 1048576 values, 100 launches on") {
+        bail!(
+            "cargo offload run of a new package failed ({}):\n{stdout}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    println!(
+        "install: cargo offload new, then run, outside the repository ... ok: {}",
+        stdout.trim()
+    );
+    Ok(())
 }
 
 /// On a machine without cargo: the gpu suite over the programs built before.

@@ -8,10 +8,12 @@
 
 mod cargo_files;
 mod command;
+mod doctor;
 mod flags;
 mod fresh;
 mod host;
 mod image;
+mod new;
 mod nvptx;
 mod project;
 
@@ -40,6 +42,21 @@ enum Sub {
     Run(RunArgs),
     /// Build and run the package's tests through the offload pipeline.
     Test(TestArgs),
+    /// Create a package that `cargo offload run` runs: a kernel, a program, a nightly toolchain.
+    New {
+        /// The package's folder (its name is the package's).
+        path: PathBuf,
+        /// The `offload` library to depend on (default: this tool's repository's).
+        #[arg(long, value_name = "PATH")]
+        offload: Option<PathBuf>,
+    },
+    /// Say what building and running offload programs needs here, and how to fix what is
+    /// missing.
+    Doctor {
+        /// Folder holding libomptarget.so.19.1 and libomp.so.5.
+        #[arg(long, default_value = "/usr/lib/llvm-19/lib")]
+        runtime_dir: PathBuf,
+    },
     /// Install CUDA 11.8's ptxas (PyPI nvidia-cuda-nvcc-cu11) into <ROOT>/.venv.
     Setup {
         /// The folder whose .venv receives ptxas (default: the current folder).
@@ -190,12 +207,7 @@ impl Config {
             // SAFETY: no other thread runs yet: the builds start after the configuration.
             unsafe { std::env::set_var("CARGO_TARGET_DIR", dir) };
         }
-        let offload_ld = match std::env::var_os("OFFLOAD_LD") {
-            Some(p) => PathBuf::from(p),
-            None => std::env::current_exe()
-                .context("locating cargo-offload")?
-                .with_file_name("offload-ld"),
-        };
+        let offload_ld = offload_ld()?;
         Ok(Config {
             runner: Runner { verbose: args.verbose, dry_run: args.dry_run, held: None },
             cargo: std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()),
@@ -216,6 +228,16 @@ impl Config {
         if !self.runner.dry_run {
             eprintln!("offload: {what}");
         }
+    }
+}
+
+/// The link stage: `OFFLOAD_LD`, else `offload-ld` beside this tool.
+fn offload_ld() -> Result<PathBuf> {
+    match std::env::var_os("OFFLOAD_LD") {
+        Some(p) => Ok(PathBuf::from(p)),
+        None => Ok(std::env::current_exe()
+            .context("locating cargo-offload")?
+            .with_file_name("offload-ld")),
     }
 }
 
@@ -248,6 +270,16 @@ fn run(cli: Cli) -> Result<u8> {
             build(&Config::new(&args.build)?, &args.build, HostAction::Test, &test)?;
             Ok(0)
         }
+        Sub::New { path, offload } => {
+            let name = new::new_package(&path, offload.as_deref())?;
+            eprintln!(
+                "offload: created package `{name}` in {} (run it: cd {} && cargo offload run)",
+                path.display(),
+                path.display()
+            );
+            Ok(0)
+        }
+        Sub::Doctor { runtime_dir } => Ok(u8::from(!doctor::doctor(&runtime_dir, &offload_ld()?)?)),
         Sub::Setup { root, verbose } => {
             let ptxas = nvptx::install_ptxas(&root, &Runner { verbose, ..Runner::default() })?;
             if verbose {
@@ -447,26 +479,37 @@ fn device_images(
     let mut opts = nvptx::NvptxOptions::new(project);
     opts.target_cpu = args.target_cpu.clone();
     opts.ptxas = args.ptxas.clone();
-    let with_nvptx = match args.devices {
-        Devices::Host => false,
-        Devices::Cuda | Devices::All => true,
+    // What the NVIDIA image needs beyond the host-offload one: ptxas and a nightly rustc. Where
+    // `auto` finds either missing it builds the host-offload image alone, and says why.
+    let nvptx_rustc = match args.devices {
+        Devices::Host => None,
+        Devices::Cuda | Devices::All => Some(nvptx::nightly_rustc(rustc, config)?),
         Devices::Auto => {
-            match nvptx::find_ptxas(opts.ptxas.as_deref(), nvptx::repo_root(project).as_deref()) {
-                Ok(_) => true,
+            let ptxas =
+                nvptx::find_ptxas(opts.ptxas.as_deref(), nvptx::repo_root(project).as_deref());
+            match ptxas.and_then(|_| nvptx::nightly_rustc(rustc, config)) {
+                Ok(nightly) => Some(nightly),
                 Err(e) => {
-                    eprintln!("offload: warning: building for the host-offload device only: {e:#}");
-                    false
+                    eprintln!(
+                        "offload: warning: building for the host-offload device only (the \
+                         NVIDIA image cannot be built: {e:#})"
+                    );
+                    None
                 }
             }
         }
     };
-    if !with_nvptx {
+    let Some((nvptx_rustc, why)) = nvptx_rustc else {
         let images = vec![host_and_kernels()?.0];
         return Ok(BuiltImages { images, as_asked: args.devices == Devices::Host });
+    };
+    if let Some(why) = why {
+        config.status(&why);
     }
+    let rustc_for_nvptx = nvptx_rustc.as_path();
     let (nvptx, host) = if config.runner.dry_run {
         let (host, kernels) = host_and_kernels()?;
-        (nvptx::build_nvptx_image(project, config, &opts, rustc, || Ok(kernels))?, host)
+        (nvptx::build_nvptx_image(project, config, &opts, rustc_for_nvptx, || Ok(kernels))?, host)
     } else {
         // What the nvptx build prints waits until the host-offload image built: an error in
         // the kernels is shown by that build alone.
@@ -476,19 +519,20 @@ fn device_images(
             let mut job = Some(s.spawn(host_and_kernels));
             let mut host_image = None;
             let mut host_failed = false;
-            let nvptx = nvptx::build_nvptx_image(project, &held_config, &opts, rustc, || {
-                match join_host(&mut job) {
-                    Some(Ok((image, kernels))) => {
-                        host_image = Some(image);
-                        Ok(kernels)
+            let nvptx =
+                nvptx::build_nvptx_image(project, &held_config, &opts, rustc_for_nvptx, || {
+                    match join_host(&mut job) {
+                        Some(Ok((image, kernels))) => {
+                            host_image = Some(image);
+                            Ok(kernels)
+                        }
+                        Some(Err(e)) => {
+                            host_failed = true;
+                            Err(e)
+                        }
+                        None => Err(anyhow!("the host-offload image was waited for twice")),
                     }
-                    Some(Err(e)) => {
-                        host_failed = true;
-                        Err(e)
-                    }
-                    None => Err(anyhow!("the host-offload image was waited for twice")),
-                }
-            });
+                });
             // The nvptx build stopped before it asked for the kernels: the host-offload image
             // is waited for all the same, and its error comes first.
             match join_host(&mut job) {

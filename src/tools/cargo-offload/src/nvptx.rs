@@ -15,16 +15,16 @@
 mod cubin;
 mod ptx;
 mod ptxas;
-mod query;
+pub(crate) mod query;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result, anyhow};
+use anyhow::{Context as _, Result, anyhow, bail};
 
 pub(crate) use self::cubin::check_cubin;
 pub(crate) use self::ptx::check_ptx;
-pub(crate) use self::ptxas::{find_ptxas, install_ptxas};
+pub(crate) use self::ptxas::{find_ptxas, install_ptxas, ptxas_version};
 use crate::Config;
 use crate::command::Cmd;
 use crate::image::{Image, ImageShape, Made, image_crate_files, write_image_crate};
@@ -332,6 +332,37 @@ pub(crate) fn find_rustc(project: &Project, config: &Config) -> Result<PathBuf> 
     let sysroot = query::stdout(&config.runner, Path::new("rustc"), &["--print", "sysroot"])
         .context("finding rustc (set RUSTC to a nightly rustc, or install one with rustup)")?;
     Ok(Path::new(sysroot.trim()).join("bin").join(format!("rustc{}", std::env::consts::EXE_SUFFIX)))
+}
+
+/// The rustc the NVIDIA image is built with: the package's where it is a nightly (core and alloc
+/// are rebuilt for nvptx64 with nightly flags), else rustup's nightly toolchain, said on stderr
+/// (`Ok((rustc, Some(why)))`); an error naming the command to run where there is none.
+pub(crate) fn nightly_rustc(rustc: &Path, config: &Config) -> Result<(PathBuf, Option<String>)> {
+    let version = query::stdout(&config.runner, rustc, &["-V"])?;
+    let version = version.trim();
+    if version.contains("-nightly") || version.contains("-dev") {
+        return Ok((rustc.to_path_buf(), None));
+    }
+    match query::stdout(
+        &config.runner,
+        Path::new("rustup"),
+        &["which", "rustc", "--toolchain", "nightly"],
+    ) {
+        Ok(nightly) => {
+            let nightly = PathBuf::from(nightly.trim());
+            let why = format!(
+                "the NVIDIA image is built with rustup's nightly toolchain ({}): the package's \
+                 rustc is {version}, and the image's build of core for nvptx64 needs a nightly",
+                nightly.display()
+            );
+            Ok((nightly, Some(why)))
+        }
+        Err(_) => bail!(
+            "the NVIDIA image needs a nightly Rust toolchain: the package's rustc is {version}, and \
+             rustup has no nightly (install one: `rustup toolchain install nightly --component \
+             rust-src`; or give the package a rust-toolchain.toml with `channel = \"nightly\"`)"
+        ),
+    }
 }
 
 /// The files of `dir`, in name order (none where it cannot be read).

@@ -597,3 +597,70 @@ fn target_dir_places_every_build() {
     assert!(lines[1].starts_with(&format!("CARGO_TARGET_DIR={target}/offload/host ")), "{out}");
     assert!(!out.contains("$PKG/target"), "{out}");
 }
+
+/// A `rustc` that says it is stable (to `-V`; cargo's questions go to the real one), and a
+/// `rustup` that has no nightly, in `dir`; the PATH that finds that `rustup` first.
+fn stable_without_nightly(dir: &Path) -> (PathBuf, std::ffi::OsString) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let script = |name: &str, body: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    };
+    let sysroot = Command::new("rustc").args(["--print", "sysroot"]).output().unwrap().stdout;
+    let real = Path::new(String::from_utf8(sysroot).unwrap().trim()).join("bin/rustc");
+    let rustc = script(
+        "rustc",
+        &format!(
+            "if [ \"$1\" = -V ]; then echo 'rustc 1.95.0 (59807616e 2026-04-14)'; else exec {} \"$@\"; fi",
+            real.display()
+        ),
+    );
+    script("rustup", "echo 'error: toolchain nightly is not installed' >&2; exit 1");
+    script("ptxas", "exit 0");
+    let path = std::env::join_paths(
+        std::iter::once(dir.to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    (rustc, path)
+}
+
+#[test]
+fn without_a_nightly_auto_builds_the_host_image_and_cuda_says_what_to_install() {
+    let pkg = default_package();
+    let tools = tempfile::tempdir().unwrap();
+    let (rustc, path) = stable_without_nightly(tools.path());
+    let ptxas = tools.path().join("ptxas");
+    let ptxas = ptxas.to_str().unwrap();
+    fn with_stable<'c>(
+        cmd: &'c mut Command,
+        rustc: &Path,
+        path: &std::ffi::OsStr,
+    ) -> &'c mut Command {
+        cmd.env("RUSTC", rustc).env("PATH", path)
+    }
+    let (ok, out, err) = cargo_offload_with(
+        pkg.path(),
+        &["build", "--dry-run", "--devices", "auto", "--ptxas", ptxas],
+        |cmd| with_stable(cmd, &rustc, &path),
+    );
+    assert!(ok, "{err}");
+    assert!(!out.contains("nvptx64"), "{out}");
+    assert!(
+        err.contains("offload: warning: building for the host-offload device only (the NVIDIA image cannot be built: the NVIDIA image needs a nightly Rust toolchain: the package's rustc is rustc 1.95.0"),
+        "{err}"
+    );
+    assert!(err.contains("rustup toolchain install nightly --component rust-src"), "{err}");
+    let (ok, _, err) = cargo_offload_with(
+        pkg.path(),
+        &["build", "--dry-run", "--devices", "cuda", "--ptxas", ptxas],
+        |cmd| with_stable(cmd, &rustc, &path),
+    );
+    assert!(!ok);
+    assert!(
+        err.starts_with("offload: error: the NVIDIA image needs a nightly Rust toolchain"),
+        "{err}"
+    );
+}

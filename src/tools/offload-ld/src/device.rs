@@ -33,10 +33,9 @@ struct Args {
 
 /// Runs the mode over its arguments (those after [`MODE`]).
 pub(crate) fn run(args: &[String]) -> Result<()> {
-    let args = Args::try_parse_from(
-        std::iter::once(format!("offload-ld {MODE}")).chain(args.iter().cloned()),
-    )
-    .map_err(|e| anyhow!("{e}"))?;
+    // clap answers --help itself, and exits 2 on arguments it refuses.
+    let args =
+        Args::parse_from(std::iter::once(format!("offload-ld {MODE}")).chain(args.iter().cloned()));
     let cx = Context::create();
     let buffer = MemoryBuffer::create_from_file(&args.input)
         .map_err(|e| anyhow!("reading {}: {e}", args.input.display()))?;
