@@ -36,77 +36,41 @@ const PACKAGE: &str = "benches/saxpy";
 const BINARY: &str = "saxpy-bench";
 const BUNDLE: &str = "build/gpu-bundle";
 const DEFAULT_OUT: &str = "build/bench";
-const DEFAULT_REPS: usize = 5;
-const ARGS: &str = "./x.py bench [build|workloads] [--reps R] [--out DIR]";
-
+pub(crate) const DEFAULT_REPS: u64 = 5;
 /// What `x.py bench` measures.
-#[derive(Debug, PartialEq, Clone, Copy)]
-enum Bench {
-    /// saxpy beside CUDA by hand and clang OpenMP, on a GPU.
+#[derive(Debug, PartialEq, Eq, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Bench {
+    /// benches/saxpy beside CUDA by hand and clang OpenMP, on an NVIDIA GPU (build/bench).
     Saxpy,
-    /// The build time of examples/saxpy, here.
-    Build,
-    /// The kernel workloads beside CUDA by hand, CUB and cuBLAS, on a GPU.
+    /// benches/workloads beside CUDA by hand, CUB and cuBLAS, on an NVIDIA GPU
+    /// (build/bench-workloads).
     Workloads,
+    /// The build time of examples/saxpy beside a stock cargo build, here (build/bench-build).
+    Build,
 }
 
 /// The command line.
 #[derive(Debug, PartialEq)]
-struct Options {
-    bench: Bench,
-    reps: usize,
-    out: Option<PathBuf>,
-}
-
-impl Options {
-    fn parse(args: &[String]) -> Result<Self> {
-        let bench = match args.first().map(String::as_str) {
-            Some("build") => Bench::Build,
-            Some("workloads") => Bench::Workloads,
-            _ => Bench::Saxpy,
-        };
-        let mut options = Options { bench, reps: DEFAULT_REPS, out: None };
-        let mut args = args.iter().skip(usize::from(bench != Bench::Saxpy));
-        while let Some(arg) = args.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((flag, value)) => (flag, Some(value.to_owned())),
-                None => (arg.as_str(), None),
-            };
-            let mut value = || inline.clone().or_else(|| args.next().cloned());
-            match flag {
-                "--reps" => {
-                    options.reps = value()
-                        .and_then(|v| v.parse().ok())
-                        .filter(|r| *r >= 1)
-                        .with_context(|| format!("--reps needs a count of at least 1 ({ARGS})"))?;
-                }
-                "--out" => {
-                    options.out = Some(
-                        value().with_context(|| format!("--out needs a folder ({ARGS})"))?.into(),
-                    )
-                }
-                _ => bail!("unknown argument `{arg}` ({ARGS})"),
-            }
-        }
-        Ok(options)
-    }
+pub(crate) struct Options {
+    pub(crate) bench: Bench,
+    pub(crate) reps: usize,
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// `x.py bench`. `prepare` is what every command that builds runs first (main.rs).
 pub(crate) fn bench(
     root: &Path,
     config: &Config,
-    args: &[String],
+    options: &Options,
     prepare: fn(&Path, &Config) -> Result<Tools>,
 ) -> Result<()> {
-    let options = Options::parse(args)?;
     let have_cargo = tools::have_cargo();
     if options.bench == Bench::Build {
         if !have_cargo {
             bail!("`./x.py bench build` builds with cargo, which is not on PATH here");
         }
         let tools = prepare(root, config)?;
-        let out = options.out.unwrap_or_else(|| root.join(build_time::DEFAULT_OUT));
+        let out = options.out.clone().unwrap_or_else(|| root.join(build_time::DEFAULT_OUT));
         return build_time::bench_build(root, config, &tools, options.reps, &out);
     }
     // Where the programs are: the bundle made here, or the bundle this is (a GPU machine).
@@ -152,10 +116,10 @@ pub(crate) fn bench(
     };
     eprintln!("x: {}", String::from_utf8_lossy(&gpu.stdout).trim());
     if options.bench == Bench::Workloads {
-        let out = options.out.unwrap_or_else(|| root.join(workloads::DEFAULT_OUT));
+        let out = options.out.clone().unwrap_or_else(|| root.join(workloads::DEFAULT_OUT));
         return workloads::measure_and_report(&dir, config, options.reps, &out);
     }
-    let out = options.out.unwrap_or_else(|| root.join(DEFAULT_OUT));
+    let out = options.out.clone().unwrap_or_else(|| root.join(DEFAULT_OUT));
     measure_and_report(&dir, config, options.reps, &out)
 }
 
@@ -331,38 +295,6 @@ fn utc(seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(str::to_owned).collect()
-    }
-
-    #[test]
-    fn options() {
-        assert_eq!(
-            Options::parse(&[]).unwrap(),
-            Options { bench: Bench::Saxpy, reps: 5, out: None }
-        );
-        assert_eq!(
-            Options::parse(&args("--reps 3 --out bench-out")).unwrap(),
-            Options { bench: Bench::Saxpy, reps: 3, out: Some("bench-out".into()) }
-        );
-        assert_eq!(
-            Options::parse(&args("build --reps 9")).unwrap(),
-            Options { bench: Bench::Build, reps: 9, out: None }
-        );
-        assert_eq!(Options::parse(&args("workloads")).unwrap().bench, Bench::Workloads);
-        assert!(Options::parse(&args("--reps 9 build")).is_err());
-        assert_eq!(Options::parse(&args("--reps=7")).unwrap().reps, 7);
-        assert!(Options::parse(&args("--reps 0")).is_err());
-        assert!(Options::parse(&args("--reps")).is_err());
-        assert!(Options::parse(&args("--out")).is_err());
-        assert!(
-            Options::parse(&args("--fast"))
-                .unwrap_err()
-                .to_string()
-                .starts_with("unknown argument `--fast`")
-        );
-    }
 
     #[test]
     fn utc_dates() {

@@ -14,32 +14,12 @@ use crate::shell;
 /// The packages installed, each with its binary.
 const TOOLS: [&str; 2] = ["src/tools/cargo-offload", "src/tools/offload-ld"];
 
-/// The command line.
+/// Where, and how.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Options {
     pub(crate) root: Option<PathBuf>,
     /// Build the tools in the debug profile (faster to build; the tests install so).
     pub(crate) debug: bool,
-}
-
-impl Options {
-    pub(crate) fn parse(args: &[String]) -> Result<Options> {
-        let mut options = Options::default();
-        let mut args = args.iter();
-        while let Some(arg) = args.next() {
-            match arg.as_str() {
-                "--root" => match args.next() {
-                    Some(dir) => options.root = Some(PathBuf::from(dir)),
-                    None => bail!("--root needs a folder (./x.py install [--root DIR] [--debug])"),
-                },
-                "--debug" => options.debug = true,
-                other => {
-                    bail!("unknown argument `{other}` (./x.py install [--root DIR] [--debug])")
-                }
-            }
-        }
-        Ok(options)
-    }
 }
 
 /// Installs the tools; returns the folder of their binaries.
@@ -75,24 +55,5 @@ fn home_cargo_bin() -> Result<PathBuf> {
     match std::env::var_os("HOME") {
         Some(home) => Ok(PathBuf::from(home).join(".cargo/bin")),
         None => bail!("neither CARGO_HOME nor HOME is set: pass --root"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn options() {
-        let args = |s: &str| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
-        assert_eq!(Options::parse(&[]).unwrap(), Options::default());
-        assert_eq!(
-            Options::parse(&args("--root /tmp/x --debug")).unwrap(),
-            Options { root: Some("/tmp/x".into()), debug: true }
-        );
-        assert!(Options::parse(&args("--root")).is_err());
-        assert!(
-            Options::parse(&args("--fast")).unwrap_err().to_string().contains("unknown argument")
-        );
     }
 }

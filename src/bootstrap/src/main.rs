@@ -1,4 +1,5 @@
-//! The build entry behind `x.py`: `setup | build | test [SUITE...] | run EXAMPLE [ARGS...]`.
+//! The build entry behind `x.py`: `setup | build | test [SUITE...] | run EXAMPLE [ARGS...] |
+//! install | bundle | bench [saxpy|workloads|build]`, on clap (`./x.py help`).
 
 mod anchor_clang;
 mod bench;
@@ -12,45 +13,83 @@ mod test;
 mod tools;
 
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, bail};
+use clap::{Parser, Subcommand};
 
 use crate::config::Config;
 use crate::programs::Flavor;
 
-const USAGE: &str = "usage: ./x.py <command>
-  setup, build          install what the build needs (Debian packages as root, ptxas into
-                        .venv) and build the tools (cargo-offload, offload-ld, offload-lower,
-                        compiletest)
-  test [SUITE...] [--bless]
-                        run test suites: unit, codegen, ptx, ui, run, tsan, install (default: all
-                        of them), or gpu
-                        (the run suite on an NVIDIA GPU, NVIDIA image only; on a machine without
-                        cargo it runs the programs built here before); a test file of codegen or
-                        ui (tests/codegen/NAME.rs) runs that test; --bless rewrites ui .stderr
-  run EXAMPLE [ARGS...] build an example of examples/ through the offload pipeline and run it
-  install [--root DIR] [--debug]
-                        cargo-offload and offload-ld into DIR/bin (cargo's default:
-                        ~/.cargo/bin), for packages anywhere (cargo offload new NAME)
-  bundle                build/gpu-bundle: the programs, the runtime's .debs and a script, for a
-                        GPU machine without Rust (./run-on-gpu.sh test gpu there)
-  bench [--reps R] [--out DIR]
-                        benches/saxpy beside CUDA by hand and clang OpenMP on an NVIDIA GPU:
-                        bundles here, measures where there is a GPU (./run-on-gpu.sh bench
-                        there); table, results.json and chart.svg in build/bench
-  bench build [--reps R] [--out DIR]
-                        the build time of examples/saxpy (clean, after an edit, unchanged)
-                        beside a stock cargo build, here; table and results.json in
-                        build/bench-build
-  bench workloads [--reps R] [--out DIR]
-                        benches/workloads (reduce, jacobi, sgemm, transpose, histogram)
-                        beside CUDA by hand, CUB and cuBLAS on an NVIDIA GPU, as bench does;
-                        in build/bench-workloads";
+/// `./x.py COMMAND`: the project's build entry (`./x.py help`, `./x.py COMMAND --help`).
+#[derive(Parser, Debug)]
+#[command(
+    name = "./x.py",
+    bin_name = "./x.py",
+    about = "Build, test, run and measure the offload project"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Install what the build needs (Debian packages as root, rust-src, ptxas into .venv) and
+    /// build the tools (cargo-offload, offload-ld, offload-lower, compiletest).
+    Setup,
+    /// The same as setup.
+    Build,
+    /// Run test suites (default: unit, codegen, ptx, ui, run, tsan, install), or `gpu` (the run
+    /// suite on an NVIDIA GPU, NVIDIA image only; on a machine without cargo, over the programs
+    /// built here before). A test file of the codegen, ui or ptx suite
+    /// (tests/codegen/NAME.rs) runs that test alone.
+    Test {
+        /// Suites, or test files.
+        suites: Vec<String>,
+        /// Rewrite the ui tests' `.stderr` files from the compiler's output.
+        #[arg(long)]
+        bless: bool,
+    },
+    /// Build an example of examples/ through the offload pipeline and run it.
+    Run {
+        /// The example (saxpy, jacobi, reduce).
+        example: String,
+        /// Its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Put cargo-offload and offload-ld on PATH, for packages anywhere (cargo offload new NAME).
+    Install {
+        /// Install into DIR/bin (default: cargo's, ~/.cargo/bin).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+        /// Build the tools in the debug profile (faster to build).
+        #[arg(long)]
+        debug: bool,
+    },
+    /// Make build/gpu-bundle: the programs, the runtime's .debs and a script, for a GPU machine
+    /// without Rust (./run-on-gpu.sh test gpu there).
+    Bundle,
+    /// Measure: saxpy beside CUDA by hand and clang OpenMP, or the kernel workloads beside CUDA
+    /// by hand, CUB and cuBLAS (on an NVIDIA GPU: bundled here, measured where there is one, with
+    /// ./run-on-gpu.sh bench there); or the build time of examples/saxpy, here.
+    Bench {
+        /// What to measure.
+        #[arg(value_enum, default_value = "saxpy")]
+        bench: bench::Bench,
+        /// Runs of each program.
+        #[arg(long, default_value_t = bench::DEFAULT_REPS, value_parser = clap::value_parser!(u64).range(1..))]
+        reps: u64,
+        /// Where the report goes (default: build/bench, build/bench-workloads, build/bench-build).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    let cli = Cli::parse();
+    match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("offload: error: {e:#}");
@@ -59,35 +98,35 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<()> {
+fn run(command: Command) -> Result<()> {
     let root = repo_root()?;
     let config = Config::load(&root)?;
-    let Some((command, rest)) = args.split_first() else {
-        println!("{USAGE}");
-        return Ok(());
-    };
-    match command.as_str() {
-        "setup" | "build" => prepare(&root, &config).map(drop),
-        "test" if !tools::have_cargo() => test::test_prebuilt(&root, rest),
-        "test" => {
-            let tools = prepare(&root, &config)?;
-            test::test(&root, &config, &tools, rest)
+    match command {
+        Command::Setup | Command::Build => prepare(&root, &config).map(drop),
+        Command::Test { suites, bless } if !tools::have_cargo() => {
+            if bless {
+                bail!("--bless rewrites ui tests, which need cargo");
+            }
+            test::test_prebuilt(&root, &suites)
         }
-        "bench" => bench::bench(&root, &config, rest, prepare),
-        "bundle" => {
+        Command::Test { suites, bless } => {
+            let tools = prepare(&root, &config)?;
+            test::test(&root, &config, &tools, &suites, bless)
+        }
+        Command::Bench { bench, reps, out } => {
+            let options = bench::Options { bench, reps: reps as usize, out };
+            bench::bench(&root, &config, &options, prepare)
+        }
+        Command::Bundle => {
             let tools = prepare(&root, &config)?;
             bundle::bundle(&root, &config, &tools)
         }
-        "install" => {
-            let options = install::Options::parse(rest)?;
+        Command::Install { root: into, debug } => {
             prepare(&root, &config)?;
-            install::install(&root, &options).map(drop)
+            install::install(&root, &install::Options { root: into, debug }).map(drop)
         }
-        "run" => {
-            let Some((example, example_args)) = rest.split_first() else {
-                bail!("which example? (./x.py run saxpy; see examples/)");
-            };
-            let dir = root.join("examples").join(example);
+        Command::Run { example, args } => {
+            let dir = root.join("examples").join(&example);
             if !dir.join("Cargo.toml").is_file() {
                 bail!("no example `{example}` in examples/ (try saxpy or jacobi)");
             }
@@ -96,9 +135,9 @@ fn run(args: &[String]) -> Result<()> {
                 let tools = prepare(&root, &config)?;
                 programs::build(&root, &tools, &config, &dir, Flavor::Portable)?;
             }
-            let bin = Flavor::Portable.bin_dir(&root).join(example);
-            let status = Command::new(&bin)
-                .args(example_args)
+            let bin = Flavor::Portable.bin_dir(&root).join(&example);
+            let status = std::process::Command::new(&bin)
+                .args(&args)
                 .status()
                 .with_context(|| format!("running {}", bin.display()))?;
             if !status.success() {
@@ -106,11 +145,6 @@ fn run(args: &[String]) -> Result<()> {
             }
             Ok(())
         }
-        "help" | "--help" | "-h" => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        other => bail!("unknown command `{other}`\n{USAGE}"),
     }
 }
 
@@ -129,4 +163,40 @@ fn repo_root() -> Result<PathBuf> {
         bail!("run through ./x.py from the repository root");
     }
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::*;
+
+    #[test]
+    fn commands_parse_and_every_one_has_help() {
+        Cli::command().debug_assert();
+        let parse = |line: &str| Cli::try_parse_from(line.split_whitespace());
+        assert!(matches!(
+            parse("x test codegen --bless").unwrap().command,
+            Command::Test { suites, bless: true } if suites == ["codegen"]
+        ));
+        assert!(matches!(
+            parse("x run jacobi 64 48 --fast").unwrap().command,
+            Command::Run { example, args } if example == "jacobi" && args == ["64", "48", "--fast"]
+        ));
+        assert!(matches!(
+            parse("x bench workloads --reps 3").unwrap().command,
+            Command::Bench { bench: bench::Bench::Workloads, reps: 3, out: None }
+        ));
+        assert!(matches!(
+            parse("x bench").unwrap().command,
+            Command::Bench { bench: bench::Bench::Saxpy, reps: 5, .. }
+        ));
+        assert!(parse("x bench --reps 0").is_err());
+        assert!(parse("x nope").is_err());
+        for command in ["setup", "test", "run", "install", "bundle", "bench"] {
+            let help = parse(&format!("x {command} --help")).unwrap_err();
+            assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp, "{command}");
+        }
+        assert_eq!(parse("x help").unwrap_err().kind(), clap::error::ErrorKind::DisplayHelp);
+    }
 }

@@ -37,10 +37,9 @@ pub(crate) fn test(
     root: &Path,
     config: &Config,
     tools: &Tools,
-    requested: &[String],
+    named: &[String],
+    bless: bool,
 ) -> Result<()> {
-    let bless = requested.iter().any(|a| a == "--bless");
-    let named: Vec<&String> = requested.iter().filter(|a| *a != "--bless").collect();
     let requests: Vec<Request> = if named.is_empty() {
         DEFAULT_SUITES.iter().map(|s| Request { suite: s.to_string(), filter: None }).collect()
     } else {
