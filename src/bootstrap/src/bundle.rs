@@ -1,8 +1,9 @@
 //! `x.py bundle`: what a GPU machine without Rust needs to run the gpu suite and the examples,
 //! in one folder (`build/gpu-bundle`): the programs (NVIDIA-only for the suite, portable for
 //! `x.py run`), the bootstrap binary, the sources their `//@ run:` lines live in, the
-//! runtime's Debian packages, and `run-on-gpu.sh`, which unpacks them beside the bundle and
-//! runs x.py with the runtime on the library path.
+//! runtime's Debian packages, cargo-offload (for `cargo offload doctor`), and `run-on-gpu.sh`,
+//! which unpacks them beside the bundle and runs x.py with the runtime on the library path
+//! (`./run-on-gpu.sh doctor`: cargo offload doctor with that runtime).
 
 use std::path::Path;
 use std::process::Command;
@@ -27,6 +28,10 @@ if [ ! -e "$runtime/usr/lib/llvm-19/lib/libomptarget.so.19.1" ]; then
 fi
 export LD_LIBRARY_PATH="$runtime/usr/lib/llvm-19/lib:$runtime/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 cd "$here"
+if [ "${1-}" = doctor ]; then
+    shift
+    exec ./cargo-offload offload doctor --runtime-dir "$runtime/usr/lib/llvm-19/lib" "$@"
+fi
 exec python3 x.py "$@"
 "#;
 
@@ -52,6 +57,10 @@ pub(crate) fn bundle(root: &Path, config: &Config, tools: &Tools) -> Result<()> 
     let bootstrap = root.join("target/debug/bootstrap");
     copy(root, &bootstrap, &out)?;
     shell::run("strip", Command::new("strip").arg(out.join("target/debug/bootstrap")))?;
+    // `./run-on-gpu.sh doctor`: what the GPU machine has (its runtime, ptxas, GPUs).
+    let doctor = out.join("cargo-offload");
+    std::fs::copy(&tools.cargo_offload, &doctor).context("copying cargo-offload")?;
+    shell::run("strip", Command::new("strip").arg(&doctor))?;
     let debs = out.join("debs");
     std::fs::create_dir_all(&debs)?;
     shell::run(
@@ -62,7 +71,7 @@ pub(crate) fn bundle(root: &Path, config: &Config, tools: &Tools) -> Result<()> 
     std::fs::write(&script, RUN_SCRIPT)?;
     shell::run("chmod", Command::new("chmod").arg("+x").arg(&script))?;
     println!(
-        "bundle: {} (on the GPU machine: ./run-on-gpu.sh test gpu; ./run-on-gpu.sh run saxpy)",
+        "bundle: {} (on the GPU machine: ./run-on-gpu.sh test gpu; ./run-on-gpu.sh run saxpy; ./run-on-gpu.sh doctor)",
         out.display()
     );
     Ok(())
