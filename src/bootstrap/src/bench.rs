@@ -197,12 +197,25 @@ fn measure_and_report(dir: &Path, config: &Config, reps: usize, out: &Path) -> R
         series: measured.series,
         rows,
     };
-    let text = markdown(&results);
+    write_report(out, &logs, &results, &markdown(&results), |svg| {
+        chart::write_svg(svg, &results.rows, &chart_title(&results))
+    })
+}
+
+/// Writes a benchmark's report into `out` (results.json, results.md, and chart.svg drawn by
+/// `chart`), prints the table, and says where each file is.
+pub(crate) fn write_report(
+    out: &Path,
+    logs: &Path,
+    results: &impl Serialize,
+    text: &str,
+    chart: impl FnOnce(&Path) -> Result<()>,
+) -> Result<()> {
     let (json, md, svg) = (out.join("results.json"), out.join("results.md"), out.join("chart.svg"));
-    std::fs::write(&json, serde_json::to_string_pretty(&results)? + "\n")
+    std::fs::write(&json, serde_json::to_string_pretty(results)? + "\n")
         .with_context(|| format!("writing {}", json.display()))?;
-    std::fs::write(&md, &text).with_context(|| format!("writing {}", md.display()))?;
-    chart::write_svg(&svg, &results.rows, &chart_title(&results))?;
+    std::fs::write(&md, text).with_context(|| format!("writing {}", md.display()))?;
+    chart(&svg)?;
     println!("{text}");
     println!(
         "bench: {}, {}, {}; each run's output in {}",

@@ -192,20 +192,7 @@ pub(crate) fn measure_and_report(
         rows,
     };
     let text = markdown(&results);
-    let (json, md, svg) = (out.join("results.json"), out.join("results.md"), out.join("chart.svg"));
-    std::fs::write(&json, serde_json::to_string_pretty(&results)? + "\n")
-        .with_context(|| format!("writing {}", json.display()))?;
-    std::fs::write(&md, &text).with_context(|| format!("writing {}", md.display()))?;
-    write_chart(&svg, &results)?;
-    println!("{text}");
-    println!(
-        "bench: {}, {}, {}; each run's output in {}",
-        md.display(),
-        json.display(),
-        svg.display(),
-        logs.display()
-    );
-    Ok(())
+    super::write_report(out, &logs, &results, &text, |svg| write_chart(svg, &results))
 }
 
 /// Builds `workloads.cu` with nvcc (and cuBLAS) on the GPU machine.
@@ -455,16 +442,20 @@ mod tests {
         assert!(parse("nothing\n", &mut Figures::default()).is_err());
     }
 
-    #[test]
-    fn the_chart_is_written() {
+    /// Our figures from `text` and the anchor's from `ANCHOR`.
+    fn ours_and_anchor(text: &str) -> (Figures, Figures) {
         let mut anchor = Figures::default();
         parse(ANCHOR, &mut anchor).unwrap();
         let mut ours = Figures::default();
-        parse(
+        parse(text, &mut ours).unwrap();
+        (ours, anchor)
+    }
+
+    #[test]
+    fn the_chart_is_written() {
+        let (ours, anchor) = ours_and_anchor(
             "workload reduce ms 0.0735 0 0 M 1 x\nworkload sgemm_tiled ms 4.0 0 0 M 1 x\n",
-            &mut ours,
-        )
-        .unwrap();
+        );
         let rows = rows(&ours, &anchor);
         let results = Results {
             date: "now".into(),
@@ -487,14 +478,9 @@ mod tests {
 
     #[test]
     fn rows_hold_ours_against_the_anchor_and_the_library() {
-        let mut anchor = Figures::default();
-        parse(ANCHOR, &mut anchor).unwrap();
-        let mut ours = Figures::default();
-        parse(
+        let (ours, anchor) = ours_and_anchor(
             "workload reduce ms 0.0735 0 0 M 1 x\nworkload sgemm_tiled ms 4.625 0 0 M 1 x\n",
-            &mut ours,
-        )
-        .unwrap();
+        );
         let rows = rows(&ours, &anchor);
         let reduce = &rows[0];
         assert_eq!(reduce.ours_over_hand.map(|r| (r * 100.0).round()), Some(105.0));
