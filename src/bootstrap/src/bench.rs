@@ -1,6 +1,7 @@
-//! `x.py bench [--reps R] [--out DIR]`: our saxpy benchmark (benches/saxpy) measured side by side
-//! with its anchors, CUDA by hand and clang's OpenMP offload, on an NVIDIA GPU. (`x.py bench
-//! build`: the build time of examples/saxpy beside a stock build, on this machine: build_time.rs.)
+//! `x.py bench [saxpy] [--reps R] [--out DIR]`: our saxpy benchmark (benches/saxpy) measured side
+//! by side with its anchors, CUDA by hand and clang's OpenMP offload, on an NVIDIA GPU. (`x.py
+//! bench workloads`: the kernel workloads beside CUDA by hand, CUB and cuBLAS: workloads.rs;
+//! `x.py bench build`: the build time of examples/saxpy beside a stock build, here: build_time.rs.)
 //!
 //! On a machine with cargo it builds and bundles (build/gpu-bundle, which then also carries the
 //! benchmark and the anchors' sources) and measures only if there is a GPU; on a GPU machine

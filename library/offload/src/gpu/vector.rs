@@ -1,5 +1,5 @@
 //! Reading several elements of a slice at once: one bounds check, and on a GPU one vector load
-//! where the data happens to be aligned for it (`ld.global.v4.f32` for 4 `f32`s at a multiple of
+//! where the data happens to be aligned for it (`ld.v4.b32` for 4 `f32`s at a multiple of
 //! 16 bytes), as CUDA's `float4` loads make them.
 //!
 //! A slice's alignment is that of its elements (4 bytes for `f32`): the compiler cannot assume

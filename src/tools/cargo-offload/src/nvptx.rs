@@ -5,7 +5,7 @@
 //! nvptx64 sysroot (nvptx_sysroot::ensure: core, alloc, compiler_builtins; cached per toolchain)
 //!   -> image crate   <build>/images/<pkg>/nvptx64/{Cargo.toml, lib.rs}  (#![no_std], the kernels)
 //!   -> cargo rustc   --target nvptx64-nvidia-cuda, fat LTO, --emit=llvm-bc=<crate>.bc, no linker
-//!   -> offload-ld nvptx  the device stage (shared memory, read-only parameters, kernel
+//!   -> offload-ld nvptx  the device stage (shared memory, small-loop unrolling, kernel
 //!                    options), optimised again and compiled to <crate>.ptx
 //!   -> PTX checks    .target, one .entry per kernel, no .extern .func
 //!   -> ptxas         -arch=<cpu> -o <crate>.cubin <crate>.ptx
@@ -26,7 +26,7 @@ pub(crate) use self::cubin::check_cubin;
 pub(crate) use self::ptx::check_ptx;
 pub(crate) use self::ptxas::{find_ptxas, install_ptxas, ptxas_version};
 use crate::Config;
-use crate::command::Cmd;
+use crate::command::{Cmd, Runner};
 use crate::image::{Image, ImageShape, Made, image_crate_files, write_image_crate};
 use crate::project::Project;
 
@@ -37,8 +37,8 @@ pub(crate) const DEFAULT_TARGET_CPU: &str = nvptx_sysroot::DEFAULT_TARGET_CPU;
 
 /// Set in the environment of the image build: cargo-offload, run by rustc as the image's linker,
 /// is [`stand_in_linker`]. nvptx64's linker is llvm-bitcode-linker, which stock toolchains lack;
-/// the PTX is taken from `--emit=asm` after fat LTO instead, so the link step only has to leave
-/// an output for cargo to see. With one, cargo reruns rustc only when the kernels change (a
+/// the bitcode is taken from `--emit=llvm-bc` after fat LTO instead (`offload-ld nvptx` makes the
+/// PTX), so the link step only has to leave an output for cargo to see. With one, cargo reruns rustc only when the kernels change (a
 /// build after an edit of host code alone skips the 0.2-0.3 s of rustc and ptxas).
 pub(crate) const AS_LINKER: &str = "CARGO_OFFLOAD_AS_NVPTX_LINKER";
 
@@ -219,11 +219,12 @@ pub(crate) fn build_nvptx_image(
     for kernel in &kernels {
         lower = lower.arg(format!("--kernel={kernel}"));
     }
+    // What shapes the PTX, again not the verbosity.
+    let lowered_stamp = ptx.with_extension("ptx.by");
+    let lowered_by = format!("{} {}", file_state(&config.offload_ld), lower.display());
     if config.runner.verbose {
         lower = lower.arg("--verbose");
     }
-    let lowered_stamp = ptx.with_extension("ptx.by");
-    let lowered_by = format!("{} {}", file_state(&config.offload_ld), lower.display());
     let lowered = !dry_run
         && before.is_some()
         && modified(&bitcode) == bitcode_before
@@ -337,17 +338,14 @@ pub(crate) fn find_rustc(project: &Project, config: &Config) -> Result<PathBuf> 
 /// The rustc the NVIDIA image is built with: the package's where it is a nightly (core and alloc
 /// are rebuilt for nvptx64 with nightly flags), else rustup's nightly toolchain, said on stderr
 /// (`Ok((rustc, Some(why)))`); an error naming the command to run where there is none.
-pub(crate) fn nightly_rustc(rustc: &Path, config: &Config) -> Result<(PathBuf, Option<String>)> {
-    let version = query::stdout(&config.runner, rustc, &["-V"])?;
+pub(crate) fn nightly_rustc(rustc: &Path, runner: &Runner) -> Result<(PathBuf, Option<String>)> {
+    let version = query::stdout(runner, rustc, &["-V"])?;
     let version = version.trim();
     if version.contains("-nightly") || version.contains("-dev") {
         return Ok((rustc.to_path_buf(), None));
     }
-    match query::stdout(
-        &config.runner,
-        Path::new("rustup"),
-        &["which", "rustc", "--toolchain", "nightly"],
-    ) {
+    match query::stdout(runner, Path::new("rustup"), &["which", "rustc", "--toolchain", "nightly"])
+    {
         Ok(nightly) => {
             let nightly = PathBuf::from(nightly.trim());
             let why = format!(
