@@ -29,12 +29,12 @@ pub(crate) fn new_package(path: &Path, offload: Option<&Path>) -> Result<String>
     if path.exists() {
         bail!("{} exists already (cargo offload new makes a new folder)", path.display());
     }
-    let offload = offload.map_or_else(default_offload, Path::to_path_buf);
-    let offload = offload.canonicalize().ok().filter(|o| o.join("Cargo.toml").is_file());
+    let tried = offload.map_or_else(default_offload, Path::to_path_buf);
+    let offload = tried.canonicalize().ok().filter(|o| o.join("Cargo.toml").is_file());
     let Some(offload) = offload else {
         bail!(
             "the offload library is not at {} (pass --offload PATH to its library/offload folder)",
-            default_offload().display()
+            tried.display()
         );
     };
     let offload = toml::Value::String(offload.display().to_string());
