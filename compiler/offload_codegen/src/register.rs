@@ -194,7 +194,7 @@ impl<'ctx> Lowering<'_, 'ctx> {
 }
 
 /// Triple of the NVIDIA image, the one `launch_async!` loads into its own CUDA module.
-pub(crate) const CUDA_TRIPLE: &str = "nvptx64-nvidia-cuda";
+pub(crate) const CUDA_TRIPLE: &str = offload_abi::nvptx::TRIPLE;
 /// `void(ptr image, i64 len)`: the library's function that the registration constructor calls
 /// first when a cubin registers (it sets the GPUs' contexts up before libomptarget's CUDA plugin
 /// does).

@@ -33,6 +33,13 @@ pub mod nvptx {
     pub const LD_MODE: &str = "nvptx";
 }
 
+/// The runtime the lowering targets.
+pub mod runtime {
+    /// Where the tools look for libomptarget and libomp unless told otherwise: Debian's
+    /// `libomp5-19`.
+    pub const DEFAULT_DIR: &str = "/usr/lib/llvm-19/lib";
+}
+
 /// Whether two strings are equal, where a `const` must check a literal against this crate.
 pub const fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());

@@ -54,7 +54,7 @@ enum Sub {
     /// missing.
     Doctor {
         /// Folder holding libomptarget.so.19.1 and libomp.so.5.
-        #[arg(long, default_value = "/usr/lib/llvm-19/lib")]
+        #[arg(long, default_value = offload_abi::runtime::DEFAULT_DIR)]
         runtime_dir: PathBuf,
     },
     /// Install CUDA 11.8's ptxas (PyPI nvidia-cuda-nvcc-cu11) into <ROOT>/.venv.
@@ -98,7 +98,7 @@ struct BuildArgs {
     #[arg(long, default_value = "llvm19", value_parser = ["llvm19", "current"])]
     abi: String,
     /// Folder holding libomptarget.so.19.1 and libomp.so.5.
-    #[arg(long, default_value = "/usr/lib/llvm-19/lib")]
+    #[arg(long, default_value = offload_abi::runtime::DEFAULT_DIR)]
     runtime_dir: PathBuf,
     /// Device images to embed.
     #[arg(long, value_enum, default_value = "auto")]
@@ -483,11 +483,11 @@ fn device_images(
     // `auto` finds either missing it builds the host-offload image alone, and says why.
     let nvptx_rustc = match args.devices {
         Devices::Host => None,
-        Devices::Cuda | Devices::All => Some(nvptx::nightly_rustc(rustc, config)?),
+        Devices::Cuda | Devices::All => Some(nvptx::nightly_rustc(rustc, &config.runner)?),
         Devices::Auto => {
             let ptxas =
                 nvptx::find_ptxas(opts.ptxas.as_deref(), nvptx::repo_root(project).as_deref());
-            match ptxas.and_then(|_| nvptx::nightly_rustc(rustc, config)) {
+            match ptxas.and_then(|_| nvptx::nightly_rustc(rustc, &config.runner)) {
                 Ok(nightly) => Some(nightly),
                 Err(e) => {
                     eprintln!(

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use crate::shell::Shell;
 
 /// The target this crate builds a sysroot for.
-pub(crate) const TARGET: &str = "nvptx64-nvidia-cuda";
+pub(crate) const TARGET: &str = offload_abi::nvptx::TRIPLE;
 
 /// One rustc and the sysroot it runs from.
 pub(crate) struct Toolchain {

@@ -25,8 +25,7 @@ pub(crate) const CACHE: &str = "OFFLOAD_LD_CACHE";
 /// The C compiler driver that links (default `cc`).
 pub(crate) const CC: &str = "OFFLOAD_LD_CC";
 
-/// Default runtime folder: Debian's `libomp5-19`.
-const DEFAULT_RUNTIME_DIR: &str = "/usr/lib/llvm-19/lib";
+const DEFAULT_RUNTIME_DIR: &str = offload_abi::runtime::DEFAULT_DIR;
 
 pub(crate) struct LinkConfig {
     pub(crate) images: Vec<Image>,

@@ -79,7 +79,7 @@ fn compile_program(
     let program = Program::new(units.iter().map(|u| &u.record.unit))?;
     images::check_kernels_defined(&program.kernels, &config.images)?;
     // The lowering embeds the PTX beside an NVIDIA image only.
-    let cubin = config.images.iter().any(|i| i.triple == "nvptx64-nvidia-cuda");
+    let cubin = config.images.iter().any(|i| i.triple == offload_abi::nvptx::TRIPLE);
     if let Some(ptx) = config.cuda_ptx.as_ref().filter(|_| cubin) {
         images::check_ptx_defines(&program.kernels, ptx)?;
     }
