@@ -85,14 +85,15 @@ pub(crate) fn remove_from_used(module: &Module<'_>, global: inkwell::values::Glo
     let target = global.as_pointer_value().as_value_ref();
     for name in ["llvm.used", "llvm.compiler.used"] {
         let Some(old) = module.get_global(name) else { continue };
-        let kept: Vec<PointerValue<'_>> = elements(module, name)
-            .into_iter()
+        let all = elements(module, name);
+        let kept: Vec<PointerValue<'_>> = all
+            .iter()
             .filter_map(|v| match v {
-                BasicValueEnum::PointerValue(p) if p.as_value_ref() != target => Some(p),
+                BasicValueEnum::PointerValue(p) if p.as_value_ref() != target => Some(*p),
                 _ => None,
             })
             .collect();
-        if kept.len() == elements(module, name).len() {
+        if kept.len() == all.len() {
             continue;
         }
         if kept.is_empty() {

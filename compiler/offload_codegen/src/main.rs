@@ -44,13 +44,6 @@ struct Args {
     /// Optimisation level of the object code (with --emit obj).
     #[arg(long, default_value_t = 2)]
     opt_level: u8,
-    /// The module is the NVIDIA image's, after rustc's fat LTO: run the device stage for these
-    /// kernels (comma-separated) instead of the host lowering.
-    #[arg(long, value_name = "KERNELS", value_delimiter = ',')]
-    device: Option<Vec<String>>,
-    /// The GPU of the device stage (with --emit ptx).
-    #[arg(long, default_value = "sm_90")]
-    cpu: String,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -58,7 +51,6 @@ enum Emit {
     LlvmIr,
     LlvmBc,
     Obj,
-    Ptx,
 }
 
 fn main() -> ExitCode {
@@ -81,9 +73,7 @@ fn run(args: Args) -> Result<()> {
         .map(|p| std::fs::read(p).with_context(|| format!("reading PTX {}", p.display())))
         .transpose()?;
     let config = Config { abi: args.abi, images, cuda_ptx };
-    if let Some(kernels) = &args.device {
-        offload_codegen::device::lower_device(&cx, &module, kernels)?;
-    } else if args.split {
+    if args.split {
         offload_codegen::lower_split(&cx, &module, &config)?;
     } else {
         offload_codegen::lower(&cx, &module, &config)?;
@@ -100,11 +90,6 @@ fn run(args: Args) -> Result<()> {
             }
         }
         Emit::Obj => offload_codegen::write_object(&module, args.opt_level, &args.output),
-        Emit::Ptx => {
-            let ptx = offload_codegen::device::compile_ptx(&module, &args.cpu)?;
-            std::fs::write(&args.output, ptx)
-                .with_context(|| format!("writing {}", args.output.display()))
-        }
     }
 }
 

@@ -78,7 +78,7 @@ pub(crate) fn collect<'ctx>(module: &Module<'ctx>) -> Result<Vec<Marker<'ctx>>, 
 }
 
 /// The name of the function a `call` or `invoke` calls directly (its last operand).
-fn callee_name(inst: InstructionValue<'_>) -> Option<String> {
+pub(crate) fn callee_name(inst: InstructionValue<'_>) -> Option<String> {
     if !matches!(inst.get_opcode(), InstructionOpcode::Call | InstructionOpcode::Invoke) {
         return None;
     }

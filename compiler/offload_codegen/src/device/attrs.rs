@@ -8,7 +8,7 @@ use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::values::{
     AsValueRef, BasicValueEnum, CallSiteValue, FastMathFlags, FunctionValue, GlobalValue,
-    InstructionOpcode, InstructionValue, Operand,
+    InstructionOpcode,
 };
 use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTRS_PREFIX};
 
@@ -29,16 +29,11 @@ impl KernelAttrs {
 
     /// Gives kernel `f` its launch bounds: `nvvm.maxntid` (PTX's `.maxntid`), and along each
     /// axis the ranges of its thread indices and block sizes.
-    pub(super) fn bound<'ctx>(
-        &self,
-        cx: &'ctx Context,
-        module: &Module<'ctx>,
-        f: FunctionValue<'ctx>,
-    ) {
+    pub(super) fn bound<'ctx>(&self, cx: &'ctx Context, f: FunctionValue<'ctx>) {
         let maxntid = if self.axes == [0; 3] {
             self.threads.to_string()
         } else {
-            bound_axes(cx, module, f, self.axes);
+            bound_axes(cx, f, self.axes);
             format!("{},{},{}", self.axes[0], self.axes[1], self.axes[2])
         };
         f.add_attribute(
@@ -78,12 +73,7 @@ pub(super) fn take_kernel_attrs(module: &Module<'_>) -> Result<Vec<KernelAttrs>>
 /// Tells the optimiser the ranges a kernel launched within `axes` sees: each thread index
 /// below its axis's bound, each block size at most it (`range` on the special registers' reads;
 /// the launch refuses larger blocks). Bounds checks of indices made from them fold away.
-fn bound_axes<'ctx>(
-    cx: &'ctx Context,
-    module: &Module<'ctx>,
-    f: FunctionValue<'ctx>,
-    axes: [u32; 3],
-) {
+fn bound_axes<'ctx>(cx: &'ctx Context, f: FunctionValue<'ctx>, axes: [u32; 3]) {
     let registers = ["x", "y", "z"].into_iter().zip(axes).flat_map(|(axis, bound)| {
         [
             (format!("llvm.nvvm.read.ptx.sreg.tid.{axis}"), 0, bound),
@@ -94,8 +84,7 @@ fn bound_axes<'ctx>(
     let range = Attribute::get_named_enum_kind_id("range");
     for block in f.get_basic_block_iter() {
         for inst in block.get_instructions() {
-            let Some(callee) = called(module, inst) else { continue };
-            let callee = callee.get_name().to_string_lossy();
+            let Some(callee) = crate::markers::callee_name(inst) else { continue };
             let Some(&(_, low, high)) = registers.iter().find(|(name, ..)| *name == callee) else {
                 continue;
             };
@@ -159,20 +148,4 @@ pub(super) fn contract(f: FunctionValue<'_>) {
             }
         }
     }
-}
-
-/// The function a call instruction calls directly, looked up in `module`.
-fn called<'ctx>(
-    module: &Module<'ctx>,
-    inst: InstructionValue<'ctx>,
-) -> Option<FunctionValue<'ctx>> {
-    if inst.get_opcode() != InstructionOpcode::Call {
-        return None;
-    }
-    // The callee is a call's last operand.
-    let callee = inst.get_operand(inst.get_num_operands().checked_sub(1)?)?;
-    let Operand::Value(BasicValueEnum::PointerValue(callee)) = callee else {
-        return None;
-    };
-    module.get_function(callee.get_name().to_str().ok()?)
 }

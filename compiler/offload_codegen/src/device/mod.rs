@@ -66,7 +66,7 @@ pub fn lower_device<'ctx>(
         report.unrolled += loops::unroll_small_loops(cx, f);
         let Some(attr) = attrs.iter().find(|a| a.kernel == *name) else { continue };
         if attr.threads > 0 {
-            attr.bound(cx, module, f);
+            attr.bound(cx, f);
             report.launch_bounds.push((name.clone(), attr.threads, attr.axes));
         }
         if attr.fp_contract() {
