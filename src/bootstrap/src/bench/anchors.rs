@@ -82,10 +82,21 @@ pub(crate) fn clang(dir: &Path) -> Anchor {
     }
 }
 
-/// Builds the CUDA anchor with nvcc, on the GPU machine; without nvcc, or if nvcc fails, the
+/// Builds saxpy's CUDA anchor with nvcc, on the GPU machine; without nvcc, or if nvcc fails, the
 /// anchor is reported as not built.
 pub(crate) fn build_cuda(config: &Config, dir: &Path) -> Anchor {
-    let source = dir.join(CUDA_SOURCE);
+    build_with_nvcc(config, dir, CUDA_SOURCE, CUDA_BINARY, &[])
+}
+
+/// Builds `dir/source` into `dir/binary` with nvcc (`-O3`, the GPU of the config, then `libs`).
+pub(crate) fn build_with_nvcc(
+    config: &Config,
+    dir: &Path,
+    source: &str,
+    binary: &str,
+    libs: &[&str],
+) -> Anchor {
+    let source = dir.join(source);
     if !source.is_file() {
         return Anchor::NotBuilt(format!(
             "no {} (the bundle copies it from shared/anchors)",
@@ -95,14 +106,15 @@ pub(crate) fn build_cuda(config: &Config, dir: &Path) -> Anchor {
     let Some(nvcc) = find_program("nvcc", &["/usr/local/cuda/bin/nvcc"]) else {
         return Anchor::NotBuilt("no nvcc (neither on PATH nor in /usr/local/cuda/bin)".into());
     };
-    let binary = dir.join(CUDA_BINARY);
-    eprintln!("x: bench: building the CUDA anchor with {}", nvcc.display());
+    let binary = dir.join(binary);
+    eprintln!("x: bench: building {} with {}", source.display(), nvcc.display());
     let out = shell::capture(
         "nvcc",
         Command::new(&nvcc)
             .arg("-O3")
             .arg(format!("-arch={}", config.nvptx.target_cpu))
             .arg(&source)
+            .args(libs)
             .arg("-o")
             .arg(&binary),
     );

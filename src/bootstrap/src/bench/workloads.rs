@@ -197,35 +197,7 @@ pub(crate) fn measure_and_report(
 
 /// Builds `workloads.cu` with nvcc (and cuBLAS) on the GPU machine.
 fn build_anchor(config: &Config, dir: &Path) -> Anchor {
-    let source = dir.join(ANCHOR_SOURCE);
-    if !source.is_file() {
-        return Anchor::NotBuilt(format!(
-            "no {} (the bundle copies it from shared/anchors)",
-            source.display()
-        ));
-    }
-    let Some(nvcc) = anchors::find_program("nvcc", &["/usr/local/cuda/bin/nvcc"]) else {
-        return Anchor::NotBuilt("no nvcc (neither on PATH nor in /usr/local/cuda/bin)".into());
-    };
-    let binary = dir.join(ANCHOR_BINARY);
-    eprintln!("x: bench workloads: building the anchor with {}", nvcc.display());
-    let built = shell::capture(
-        "nvcc",
-        Command::new(&nvcc)
-            .args(["-O3", &format!("-arch={}", config.nvptx.target_cpu)])
-            .arg(&source)
-            .args(["-lcublas", "-o"])
-            .arg(&binary),
-    );
-    match built {
-        Ok(out) if out.status.success() => Anchor::Built(binary),
-        Ok(out) => Anchor::NotBuilt(format!(
-            "nvcc failed ({}): {}",
-            out.status,
-            anchors::tail(&out.stderr)
-        )),
-        Err(e) => Anchor::NotBuilt(format!("{e:#}")),
-    }
+    anchors::build_with_nvcc(config, dir, ANCHOR_SOURCE, ANCHOR_BINARY, &["-lcublas"])
 }
 
 /// Runs `program`, keeps its output in `log`, and adds its figures to `figures`. A failed run,

@@ -60,14 +60,7 @@ fn toolchain(runner: &Runner) -> Line {
             return Line { what, fix: Some(fix.into()), found: format!("no rustc ({e:#})") };
         }
     };
-    let nightly = if version.contains("-nightly") || version.contains("-dev") {
-        Some(rustc.clone())
-    } else {
-        query::stdout(runner, Path::new("rustup"), &["which", "rustc", "--toolchain", "nightly"])
-            .ok()
-            .map(|r| PathBuf::from(r.trim()))
-    };
-    let Some(nightly) = nightly else {
+    let Ok((nightly, _)) = nvptx::nightly_rustc(&rustc, runner) else {
         let fix = "rustup toolchain install nightly --component rust-src (the NVIDIA image needs a \
                    nightly; without one programs embed the host-offload image alone)";
         return Line { what, fix: Some(fix.into()), found: format!("{version}, and no nightly") };
