@@ -31,7 +31,9 @@ fn step_on_cpu(w: usize, h: usize, src: &[f32], dst: &mut [f32]) {
 }
 
 fn main() -> Result<(), offload::Error> {
-    let arg = |i: usize, default: usize| std::env::args().nth(i).and_then(|a| a.parse().ok()).unwrap_or(default);
+    let arg = |i: usize, default: usize| {
+        std::env::args().nth(i).and_then(|a| a.parse().ok()).unwrap_or(default)
+    };
     let (width, height, iterations) = (arg(1, 512), arg(2, 512), arg(3, 200));
     let mut a = initial(width, height);
     let mut b = a.clone();
@@ -58,7 +60,11 @@ fn main() -> Result<(), offload::Error> {
     let mut ra = initial(width, height);
     let mut rb = ra.clone();
     for i in 0..iterations {
-        if i % 2 == 0 { step_on_cpu(width, height, &ra, &mut rb) } else { step_on_cpu(width, height, &rb, &mut ra) }
+        if i % 2 == 0 {
+            step_on_cpu(width, height, &ra, &mut rb)
+        } else {
+            step_on_cpu(width, height, &rb, &mut ra)
+        }
     }
     let reference = if iterations % 2 == 0 { &ra } else { &rb };
     let max_error = result.iter().zip(reference).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);

@@ -31,7 +31,11 @@ fn main() -> Result<(), offload::Error> {
     } // y copied back here
     let total = start.elapsed();
     // Exact: the values are small multiples of 0.5.
-    let bad = ys.iter().enumerate().filter(|&(i, &y)| y != (i & 7) as f32 + k as f32 * a * (i & 1023) as f32).count();
+    let bad = ys
+        .iter()
+        .enumerate()
+        .filter(|&(i, &y)| y != (i & 7) as f32 + k as f32 * a * (i & 1023) as f32)
+        .count();
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     println!(
         "saxpy n={n} k={k} on {}: {bad} errors; {:.3} ms in all = copy in {:.3} ms + {k} launches {:.3} ms ({:.1} us each) + copy out {:.3} ms",
