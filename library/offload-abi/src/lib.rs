@@ -31,6 +31,13 @@ pub mod nvptx {
     /// The first argument of `offload-ld` that makes it the NVIDIA image's device stage (bitcode
     /// to PTX) instead of the program's link.
     pub const LD_MODE: &str = "nvptx";
+
+    /// The global that libomptarget 19's CUDA plugin writes its `DeviceEnvironmentTy` into when
+    /// it loads an image (`cuModuleGetGlobal`, then a copy), and its size: four `u32`s and four
+    /// `u64`s (debug kind, devices, device number, dynamic memory; clock frequency, indirect
+    /// call table and its size, hardware parallelism). The kernels never read it.
+    pub const DEVICE_ENVIRONMENT: &str = "__omp_rtl_device_environment";
+    pub const DEVICE_ENVIRONMENT_BYTES: u32 = 48;
 }
 
 /// The runtime the lowering targets.

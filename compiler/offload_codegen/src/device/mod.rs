@@ -9,6 +9,8 @@
 //!   -> small loops that load memory: unrolled by 4, as nvcc unrolls them (loops.rs)
 //!   -> each kernel's options (`__offload_kernel_attrs.<kernel>`): launch bounds
 //!      (`.maxntid`, index ranges), floating-point contraction (`contract`: `fma.rn`) (attrs.rs)
+//!   -> the runtime's device environment, which libomptarget 19 looks up in every image it loads
+//!      (environment.rs)
 //!   -> infer-address-spaces, default<O3> with the NVPTX target machine, full unrolling of
 //!      loops of a constant trip count up to 2000 instructions, PTX (ptx.rs)
 //! ```
@@ -23,6 +25,7 @@ use inkwell::module::Module;
 use offload_abi::kernel::ATTRS_PREFIX;
 
 mod attrs;
+mod environment;
 mod loops;
 mod ptx;
 mod shared;
@@ -56,6 +59,7 @@ pub fn lower_device<'ctx>(
 ) -> Result<DeviceReport> {
     let mut report = DeviceReport::default();
     shared::define_shared_memory(cx, module)?;
+    environment::define_device_environment(cx, module)?;
     let attrs = attrs::take_kernel_attrs(module)?;
     for name in kernels {
         let f = module

@@ -1,5 +1,6 @@
 //! One scenario of the device build per file, its CHECK lines over the image's PTX.
 
+mod device_environment;
 mod fp_contract;
 mod launch_bounds;
 mod matrix;
