@@ -7,6 +7,7 @@ mod bundle;
 mod config;
 mod install;
 mod programs;
+mod sanitize;
 mod setup;
 mod shell;
 mod test;
@@ -50,6 +51,10 @@ enum Command {
         /// Rewrite the ui tests' `.stderr` files from the compiler's output.
         #[arg(long)]
         bless: bool,
+        /// Run the gpu suite's programs under compute-sanitizer's memcheck, racecheck and
+        /// initcheck too; any report fails.
+        #[arg(long)]
+        sanitize: bool,
     },
     /// Build an example of examples/ through the offload pipeline and run it.
     Run {
@@ -103,15 +108,15 @@ fn run(command: Command) -> Result<()> {
     let config = Config::load(&root)?;
     match command {
         Command::Setup | Command::Build => prepare(&root, &config).map(drop),
-        Command::Test { suites, bless } if !tools::have_cargo() => {
+        Command::Test { suites, bless, sanitize } if !tools::have_cargo() => {
             if bless {
                 bail!("--bless rewrites ui tests, which need cargo");
             }
-            test::test_prebuilt(&root, &suites)
+            test::test_prebuilt(&root, &suites, sanitize)
         }
-        Command::Test { suites, bless } => {
+        Command::Test { suites, bless, sanitize } => {
             let tools = prepare(&root, &config)?;
-            test::test(&root, &config, &tools, &suites, bless)
+            test::test(&root, &config, &tools, &suites, test::Options { bless, sanitize })
         }
         Command::Bench { bench, reps, out } => {
             let options = bench::Options { bench, reps: reps as usize, out };
@@ -177,7 +182,7 @@ mod tests {
         let parse = |line: &str| Cli::try_parse_from(line.split_whitespace());
         assert!(matches!(
             parse("x test codegen --bless").unwrap().command,
-            Command::Test { suites, bless: true } if suites == ["codegen"]
+            Command::Test { suites, bless: true, .. } if suites == ["codegen"]
         ));
         assert!(matches!(
             parse("x run jacobi 64 48 --fast").unwrap().command,

@@ -8,6 +8,7 @@ use std::process::Command;
 use anyhow::{Context as _, Result, anyhow, bail};
 
 use crate::config::Config;
+use crate::sanitize::Sanitizer;
 use crate::shell;
 use crate::tools::Tools;
 
@@ -43,6 +44,9 @@ pub(crate) struct Program {
     /// A `//@ host-offload` line: it checks the host-offload image itself, so the gpu suite,
     /// whose programs embed the NVIDIA image alone, builds it but does not run it.
     pub(crate) host_offload: bool,
+    /// A `//@ children-fault` line: the processes it starts fault on purpose, so under
+    /// compute-sanitizer only its own process is checked.
+    pub(crate) children_fault: bool,
 }
 
 /// Which images the programs embed, and so where they can run.
@@ -153,7 +157,8 @@ pub(crate) fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Ve
             let runs = parse_runs(&text).with_context(|| format!("in {}", source.display()))?;
             let marked = |marker: &str| text.lines().any(|l| l.trim() == marker);
             let (tsan, host_offload) = (marked("//@ tsan"), marked("//@ host-offload"));
-            Ok(Program { binary: out.join(bin), source, runs, tsan, host_offload })
+            let children_fault = marked("//@ children-fault");
+            Ok(Program { binary: out.join(bin), source, runs, tsan, host_offload, children_fault })
         })
         .collect()
 }
@@ -219,12 +224,20 @@ pub(crate) struct RunResult {
 }
 
 /// Runs a program under `OMP_TARGET_OFFLOAD=MANDATORY` with every copy and every present
-/// mapping logged, and checks its exit status and what the runtime did.
-pub(crate) fn run_checked(program: &Program, run: &RunSpec) -> Result<RunResult> {
+/// mapping logged, and checks its exit status and what the runtime did; under `sanitizer`, and
+/// what it reported too.
+pub(crate) fn run_checked(
+    program: &Program,
+    run: &RunSpec,
+    sanitizer: Option<&Sanitizer>,
+) -> Result<RunResult> {
+    let mut cmd = match sanitizer {
+        Some(sanitizer) => sanitizer.command(&program.binary, program.children_fault),
+        None => Command::new(&program.binary),
+    };
     let (out, timed_out) = shell::capture_within(
         "a run test",
-        Command::new(&program.binary)
-            .args(&run.args)
+        cmd.args(&run.args)
             .env("OMP_TARGET_OFFLOAD", "MANDATORY")
             .env("LIBOMPTARGET_INFO", LOG_MAPPINGS)
             .envs(run.env.iter().map(|(k, v)| (k, v))),
@@ -252,6 +265,16 @@ pub(crate) fn run_checked(program: &Program, run: &RunSpec) -> Result<RunResult>
     }
     if let Some(expected) = run.present.filter(|&p| p != present) {
         problems.push(format!("{present} mappings of data already mapped; expected {expected}"));
+    }
+    if let Some(sanitizer) = sanitizer {
+        let reports = sanitizer.reports()?;
+        if !reports.is_empty() {
+            problems.push(format!(
+                "compute-sanitizer --tool {} reported:
+{reports}",
+                sanitizer.tool
+            ));
+        }
     }
     Ok(RunResult { ok: problems.is_empty(), detail: problems.join("; "), stdout })
 }

@@ -6,7 +6,7 @@
 //! copies counted), `tsan` (the run tests marked `//@ tsan`, built with ThreadSanitizer).
 //! `install` (x.py install into a folder of its own, then `cargo offload new` and `cargo
 //! offload run` of a package outside the repository). `gpu` runs the run suite on an NVIDIA GPU
-//! and is only run when asked for.
+//! and is only run when asked for; `gpu --sanitize` runs it again under compute-sanitizer.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,6 +15,7 @@ use anyhow::{Result, bail};
 
 use crate::config::Config;
 use crate::programs::{self, Flavor, RUN_SUITE};
+use crate::sanitize::{self, Sanitizer};
 use crate::tools::Tools;
 use crate::{install, setup, shell};
 
@@ -33,12 +34,20 @@ struct Request {
     filter: Option<String>,
 }
 
+/// How the suites run.
+pub(crate) struct Options {
+    /// Rewrite the ui tests' `.stderr` files.
+    pub(crate) bless: bool,
+    /// Run the gpu suite under compute-sanitizer too.
+    pub(crate) sanitize: bool,
+}
+
 pub(crate) fn test(
     root: &Path,
     config: &Config,
     tools: &Tools,
     named: &[String],
-    bless: bool,
+    Options { bless, sanitize }: Options,
 ) -> Result<()> {
     let requests: Vec<Request> = if named.is_empty() {
         DEFAULT_SUITES.iter().map(|s| Request { suite: s.to_string(), filter: None }).collect()
@@ -47,6 +56,9 @@ pub(crate) fn test(
     };
     if bless && !requests.iter().any(|r| r.suite == "ui") {
         bail!("--bless rewrites the .stderr files of ui tests: name the ui suite or a ui test");
+    }
+    if sanitize && !requests.iter().any(|r| r.suite == "gpu") {
+        bail!("--sanitize runs the gpu suite under compute-sanitizer: ./x.py test gpu --sanitize");
     }
     let (mut passed, mut failed) = (0usize, 0usize);
     for Request { suite, filter } in &requests {
@@ -62,7 +74,7 @@ pub(crate) fn test(
             "ui" => compiletest(root, tools, "tests/ui", "ui", filter, bless),
             "run" => run_suite(root, config, tools, Flavor::Portable)
                 .and_then(|()| check_nvptx_image(root)),
-            "gpu" => gpu_suite(root, Some((config, tools))),
+            "gpu" => gpu_suite(root, Some((config, tools)), sanitize),
             "tsan" => tsan_suite(root, config, tools),
             "install" => install_suite(root),
             _ => unreachable!("suite names are checked"),
@@ -189,13 +201,13 @@ fn install_suite(root: &Path) -> Result<()> {
 }
 
 /// On a machine without cargo: the gpu suite over the programs built before.
-pub(crate) fn test_prebuilt(root: &Path, requested: &[String]) -> Result<()> {
+pub(crate) fn test_prebuilt(root: &Path, requested: &[String], sanitize: bool) -> Result<()> {
     if requested.iter().map(|s| suite_name(s)).collect::<Result<Vec<_>>>()? != ["gpu"] {
         bail!(
             "without cargo only `./x.py test gpu` runs (over programs built elsewhere by ./x.py test gpu)"
         );
     }
-    gpu_suite(root, None)?;
+    gpu_suite(root, None, sanitize)?;
     println!("suites: 1 passed, 0 failed");
     Ok(())
 }
@@ -203,8 +215,9 @@ pub(crate) fn test_prebuilt(root: &Path, requested: &[String]) -> Result<()> {
 /// The run suite on an NVIDIA GPU, with programs that embed the NVIDIA image alone: under
 /// `OMP_TARGET_OFFLOAD=MANDATORY` they run on the GPU or fail. Each program checks its results
 /// against the same computation on the CPU; the copies must match the host-offload runs'.
-/// `build` is `None` on a machine without cargo, which runs what was built before.
-fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>) -> Result<()> {
+/// `build` is `None` on a machine without cargo, which runs what was built before. With
+/// `sanitize`, the suite then runs once more under each of compute-sanitizer's tools.
+fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>, sanitize: bool) -> Result<()> {
     if let Some((config, tools)) = build {
         for package in RUN_SUITE {
             programs::build(root, tools, config, &root.join(package), Flavor::GpuOnly)?;
@@ -220,7 +233,14 @@ fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>) -> Result<()> {
         );
     };
     eprintln!("x: {}", String::from_utf8_lossy(&gpu.stdout).trim());
-    run_programs(root, Flavor::GpuOnly)
+    let sanitizer = if sanitize { Some(sanitize::find()?) } else { None };
+    run_programs(root, Flavor::GpuOnly, None)?;
+    let Some(sanitizer) = sanitizer else { return Ok(()) };
+    for tool in sanitize::TOOLS {
+        eprintln!("x: the gpu suite under compute-sanitizer --tool {tool}");
+        run_programs(root, Flavor::GpuOnly, Some((&sanitizer, tool)))?;
+    }
+    Ok(())
 }
 
 /// The run tests marked `//@ tsan` (threads preloading, launching and waiting at once), built
@@ -257,7 +277,7 @@ fn tsan_suite(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
                 program.source.strip_prefix(root).unwrap_or(&program.source).display(),
                 run.args.join(" ")
             );
-            let result = programs::run_checked(&program, &run)?;
+            let result = programs::run_checked(&program, &run, None)?;
             if result.ok {
                 println!("tsan {name} ... ok {}", result.stdout.lines().next().unwrap_or(""));
                 passed += 1;
@@ -282,10 +302,10 @@ fn run_suite(root: &Path, config: &Config, tools: &Tools, flavor: Flavor) -> Res
     for package in RUN_SUITE {
         programs::build(root, tools, config, &root.join(package), flavor)?;
     }
-    run_programs(root, flavor)
+    run_programs(root, flavor, None)
 }
 
-fn run_programs(root: &Path, flavor: Flavor) -> Result<()> {
+fn run_programs(root: &Path, flavor: Flavor, sanitizer: Option<(&Path, &str)>) -> Result<()> {
     let (mut passed, mut failed, mut not_run) = (0usize, 0usize, 0usize);
     for package in RUN_SUITE {
         for program in programs::programs(root, &root.join(package), flavor)? {
@@ -305,7 +325,10 @@ fn run_programs(root: &Path, flavor: Flavor) -> Result<()> {
                     not_run += 1;
                     continue;
                 }
-                let result = programs::run_checked(&program, run)?;
+                let logs = tempfile::Builder::new().prefix("offload-sanitizer").tempdir()?;
+                let sanitizer =
+                    sanitizer.map(|(binary, tool)| Sanitizer { binary, tool, logs: logs.path() });
+                let result = programs::run_checked(&program, run, sanitizer.as_ref())?;
                 if result.ok {
                     println!(
                         "run {name} ... ok {}",

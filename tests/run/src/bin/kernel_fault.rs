@@ -10,8 +10,10 @@
 //! - on the host-offload plugin (the kernel runs inside the process): the process ends at the
 //!   launch with the panic's message, non-zero.
 //!
-//! Either way the child ends within the time limit.
+//! Either way the child ends within the time limit. Under compute-sanitizer (`x.py test gpu
+//! --sanitize`) this process alone is checked: the children's faults are the point.
 //@ run: => h2d=0 d2h=0
+//@ children-fault
 
 use std::io::Read;
 use std::process::{Command, Stdio};
