@@ -24,7 +24,8 @@ pub enum Error {
     /// launch, a `&mut` argument of the same launch): the runtime cannot map it (libomptarget 19
     /// would end the process). `kernel` names the kernel when a plain `&T`/`&mut T` argument of
     /// its launch is that data, and is `None` for a preload. (Plain `&T` arguments may overlap
-    /// each other: the launch maps them together.)
+    /// each other: the launch maps them together.) Data a leaked guard left mapped counts as
+    /// preloaded until [`reclaim`](crate::reclaim) releases it.
     OverlapsMapped { bytes: usize, kernel: Option<&'static str> },
     /// The device has no room for this much new data: `available` is what it has (the GPU's
     /// free memory less a reserve for the driver, or the host's memory and swap for the
@@ -80,14 +81,15 @@ impl fmt::Display for Error {
                 f,
                 "a preload of {bytes} bytes partly overlaps, or encloses, data already preloaded \
                  (preload the whole range first and take ranges of it, or keep the preloads \
-                 disjoint)"
+                 disjoint; `offload::reclaim` releases what leaked guards left)"
             ),
             Error::OverlapsMapped { bytes, kernel: Some(kernel) } => write!(
                 f,
                 "the launch of kernel `{kernel}` would map an argument of {bytes} bytes that \
                  partly overlaps, or encloses, data already mapped (preloaded data, or a `&mut` \
                  argument of the launch): pass the Preload, or a range of it, in place of the \
-                 plain reference, or preload the whole range first"
+                 plain reference, or preload the whole range first (`offload::reclaim` releases \
+                 what leaked guards left)"
             ),
             Error::OutOfMemory { bytes, available } => write!(
                 f,

@@ -80,7 +80,9 @@ pub use host_buffer::HostBuffer;
 pub use launch::{Dim, Elements, KernelArg, PresentArg, SharedBytes, param};
 pub use offload_macros::{DeviceCopy, kernel};
 #[cfg(not(offload_device))]
-pub use preload::{Preload, PreloadMut, preload, preload_mut, try_preload, try_preload_mut};
+pub use preload::{
+    Preload, PreloadMut, preload, preload_mut, reclaim, try_preload, try_preload_mut,
+};
 #[cfg(not(offload_device))]
 pub use stream::synchronize;
 #[cfg(not(offload_device))]

@@ -14,11 +14,11 @@ pub(crate) const DEFAULT_DEVICE: i64 = -1;
 /// it: the two copies cannot drift apart. Dropping it releases the device copy without copying
 /// anything back.
 ///
-/// A `Preload` of data inside data that live `Preload`s already hold on the same device shares
-/// their device copy, and costs neither a copy nor a runtime call: the copy stays on the device
-/// until the last of them is dropped, whichever that is. Data that is still on the device but
-/// that no live `Preload` holds (another field of a struct whose `Preload` is gone) is copied in
-/// again, since the host may have changed it.
+/// A `Preload` of data inside data already on the device (another `Preload`'s, a struct's
+/// field) takes no new allocation and shares that device copy, but copies its own bytes in
+/// again: nothing proves the host left them alone since (the guard that copied them may have
+/// been leaked with `mem::forget` and the memory changed or reused). To share a live guard's
+/// copy without a copy, pass its views ([`Preload::slice`]) instead.
 #[must_use = "dropping a Preload releases the device copy at once"]
 pub struct Preload<'a, T: ?Sized> {
     data: &'a T,
@@ -96,8 +96,8 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
     Ok(PreloadMut { data, device, _borrow: PhantomData })
 }
 
-/// The begin mapper of one preload, unless [`ranges`] counts it against a reference the
-/// runtime already holds (a `Preload` of data inside live `Preload`s' data).
+/// The begin mapper of one preload, or, for a `Preload` of data already mapped, the copy in
+/// of its bytes ([`ranges::Step::Refresh`]).
 ///
 /// LLVM 19's mapper entry points return nothing: a mapping the runtime cannot make ends the
 /// process under `OMP_TARGET_OFFLOAD=MANDATORY` or `DEFAULT`, and one on the host's device
@@ -117,15 +117,12 @@ fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<i64
         return Ok(resolved);
     }
     let write = KIND == preload_kind::READ_WRITE;
-    // A `Preload` inside a live `Preload`'s data is counted by the record, with no runtime call
-    // and no wait: no queued kernel can be writing data that is borrowed shared. (A program
-    // that never launched asynchronously has nothing queued, and goes the common way.)
-    if stream::launched_async() && ranges::try_count(resolved, ptr as usize, bytes, write) {
-        return Ok(resolved);
-    }
     // The runtime's copies must not overlap a kernel still queued on the library's stream.
     stream::synchronize_pending(resolved)?;
-    match ranges::acquire(resolved, ptr as usize, bytes, write)? {
+    // SAFETY: a `PreloadMut`'s data is borrowed `&mut` by the guard being made; no kernel uses
+    // it (synchronised above).
+    match unsafe { ranges::acquire(resolved, ptr, bytes, write) }? {
+        // (Only a release is counted.)
         ranges::Step::Counted => {}
         ranges::Step::Runtime(settle) => {
             // SAFETY: `ptr..ptr+bytes` is borrowed for as long as the guard that releases it
@@ -140,11 +137,10 @@ fn map<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) -> Result<i64
     Ok(resolved)
 }
 
-/// A `Preload` of present data that no live `Preload` holds ([`ranges::Step::Refresh`]): the
-/// host may have changed it since it was copied in, so it is copied again, after the begin
-/// mapper of the readers' reference where `take_reference`. Out of line and not generic: the
-/// common paths of `map` keep one mapper call.
-#[cold]
+/// A `Preload` of present data ([`ranges::Step::Refresh`]): the host may have changed it since
+/// it was copied in, so it is copied again, after the begin mapper of the readers' reference
+/// where `take_reference`. Out of line and not generic: the common paths of `map` keep one
+/// mapper call.
 #[inline(never)]
 fn refresh(
     device: i64,
@@ -176,6 +172,23 @@ fn unmap<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) {
         unsafe { intrinsics::release(device, ptr, bytes as i64, KIND) };
         ranges::settle(settle);
     }
+}
+
+/// Releases the device copies that leaked guards (`mem::forget` of a `Preload` or
+/// `PreloadMut`) left of any part of `data`, on every device, and returns how many mappings
+/// went. The `&mut` borrow proves that no live guard holds any of it. A leaked guard's mapping
+/// otherwise stays for the life of the process, and the runtime cannot map a larger range
+/// around it: a later `preload` or `&T` launch argument enclosing it is
+/// [`Error::OverlapsMapped`] until this is called. (`preload_mut` and `&mut T` launch arguments
+/// release such mappings themselves.) Mappings that reach outside `data` stay. Kernels still
+/// queued by `launch_async!` are waited for first: [`Error::Cuda`] if one faulted.
+pub fn reclaim<T: ?Sized>(data: &mut T) -> Result<usize, Error> {
+    let bytes = size_of_val(data);
+    if bytes == 0 {
+        return Ok(0);
+    }
+    // SAFETY: lent `&mut` for the call.
+    unsafe { ranges::discard_leaked(None, data as *mut T as *const u8, bytes) }
 }
 
 impl<T: ?Sized> Preload<'_, T> {

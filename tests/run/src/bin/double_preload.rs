@@ -1,6 +1,7 @@
-//! Two preloads of the same data share one device copy: x is copied in once, and the second
-//! keeps it on the device after the first is gone.
-//@ run: 3 => h2d=2 d2h=1
+//! Two preloads of the same data share one device allocation: the second copies x in again (an
+//! update: nothing proves the host left it alone), and keeps it on the device after the first
+//! is gone.
+//@ run: 3 => h2d=3 d2h=1
 
 #[allow(dead_code)]
 #[path = "../kernels.rs"]

@@ -1,9 +1,9 @@
 //! A preload that partly overlaps, or encloses, data already preloaded is `Error::OverlapsMapped`
-//! instead of the runtime ending the process; a range inside preloaded data is present (no
-//! copy), a disjoint one maps as usual, and once the preloads are gone the larger range maps.
+//! instead of the runtime ending the process; a range inside preloaded data is present (no new
+//! mapping, its bytes copied in again), a disjoint one maps as usual, and once the preloads are gone the larger range maps.
 //! The plain `&T`/`&mut T` arguments of `launch!` are checked the same way, and the error says
 //! which launch it comes from.
-//@ run: => h2d=10 d2h=4
+//@ run: => h2d=11 d2h=4
 
 use offload::Error;
 
@@ -25,7 +25,7 @@ fn main() {
         // The same checks whether the default device is named or not.
         let default = offload::Device::default_device().unwrap();
         assert!(matches!(default.preload(&xs[5..12]), Err(Error::OverlapsMapped { .. })));
-        let inside = offload::preload(&xs[12..18]); // present: no copy
+        let inside = offload::preload(&xs[12..18]); // present: 1 in (an update)
         let disjoint = offload::preload(&xs[20..30]); // 1 in
 
         // A plain argument enclosing preloaded data, or partly overlapping it: refused.

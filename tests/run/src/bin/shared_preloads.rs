@@ -1,9 +1,9 @@
 //! Threads preloading the same data at the same moment: the first maps it, the others wait for
-//! its copy and share it, the last one out releases it. Each round copies x in once, whichever
-//! thread gets there first, and every kernel reads the right data. The barriers make the
-//! copies countable: all threads hold a guard at once, and all are gone before the next round.
+//! its copy, share its allocation and copy their bytes in again (an update each), the last one
+//! out releases it. Every kernel reads the right data. The barriers make the copies countable:
+//! all threads hold a guard at once, and all are gone before the next round.
 //@ tsan
-//@ run: 8 5 => h2d=45 d2h=40
+//@ run: 8 5 => h2d=80 d2h=40
 
 use std::sync::Barrier;
 

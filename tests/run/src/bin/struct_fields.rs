@@ -1,8 +1,8 @@
 //! Preloads of a struct and of its fields, which safe Rust can hold shared and mutable at once:
 //! data inside the struct's mapping that no live `Preload` holds may have changed on the host,
-//! so a `Preload` of it copies it in again (an update), while data a live `Preload` holds is
-//! shared without a copy. A `PreloadMut` of a field copies both ways.
-//@ run: 1 => h2d=4 d2h=2
+//! so a `Preload` of it copies it in again (an update), as every `Preload` of present data does.
+//! A `PreloadMut` of a field copies both ways.
+//@ run: 1 => h2d=5 d2h=2
 
 use offload::DeviceCopy;
 
@@ -21,12 +21,12 @@ fn main() -> Result<(), offload::Error> {
     let mut s = Pair { a: [1.0; 64], b: [2.0; 64] };
     let mut ys = vec![0.0f32; 64];
     let whole = offload::preload(&s); // 1 in
-    let a = offload::preload(&s.a[..]); // present, held by `whole`: no copy
+    let a = offload::preload(&s.a[..]); // present: 1 in (an update)
     drop(whole);
     // `a` holds only `s.a`: the host may change `s.b`, and a preload of it sees the change.
     s.b = [5.0; 64];
     {
-        let b = offload::preload(&s.b[..]); // present, not held: 1 in (the update)
+        let b = offload::preload(&s.b[..]); // present: 1 in (the update)
         offload::launch!(kernels::saxpy, 1, 64, (1.0f32, &b, &mut ys[..]))?; // 1 in, 1 out
         assert!(ys.iter().all(|&y| y == 5.0), "stale s.b reached the kernel: {}", ys[0]);
     }
