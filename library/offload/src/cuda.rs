@@ -76,6 +76,10 @@ pub(crate) struct Api {
         *mut *mut c_void,
     ) -> CuResult,
     stream_synchronize: unsafe extern "C" fn(CuStream) -> CuResult,
+    /// `cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream)`
+    memcpy_htod_async: unsafe extern "C" fn(u64, *const c_void, usize, CuStream) -> CuResult,
+    /// `cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream)`
+    memcpy_dtoh_async: unsafe extern "C" fn(*mut c_void, u64, usize, CuStream) -> CuResult,
     /// `cuEventCreate(CUevent*, unsigned flags)`
     event_create: unsafe extern "C" fn(*mut CuEvent, c_uint) -> CuResult,
     /// `cuEventRecord(CUevent, CUstream)`
@@ -137,6 +141,8 @@ unsafe fn load() -> Option<Api> {
             stream_create: entry!(c"cuStreamCreate"),
             launch_kernel: entry!(c"cuLaunchKernel"),
             stream_synchronize: entry!(c"cuStreamSynchronize"),
+            memcpy_htod_async: entry!(c"cuMemcpyHtoDAsync_v2"),
+            memcpy_dtoh_async: entry!(c"cuMemcpyDtoHAsync_v2"),
             event_create: entry!(c"cuEventCreate"),
             event_record: entry!(c"cuEventRecord"),
             event_synchronize: entry!(c"cuEventSynchronize"),
@@ -382,6 +388,42 @@ impl Api {
     pub(crate) fn synchronize(&self, stream: CuStream) -> Result<(), Error> {
         // SAFETY: `stream` is a stream this library created and never destroys.
         self.check("cuStreamSynchronize", unsafe { (self.stream_synchronize)(stream) })
+    }
+
+    /// Enqueues a copy of `bytes` from host `src` to device address `dst` on `stream`, in the
+    /// current context.
+    ///
+    /// # Safety
+    /// `src` must stay readable for `bytes` until the stream has finished the copy, and `dst`
+    /// must be device memory of the current context that nothing else uses meanwhile.
+    pub(crate) unsafe fn copy_to_device(
+        &self,
+        dst: u64,
+        src: *const u8,
+        bytes: usize,
+        stream: CuStream,
+    ) -> Result<(), Error> {
+        // SAFETY: per the caller.
+        let result = unsafe { (self.memcpy_htod_async)(dst, src.cast(), bytes, stream) };
+        self.check("cuMemcpyHtoDAsync", result)
+    }
+
+    /// Enqueues a copy of `bytes` from device address `src` to host `dst` on `stream`, in the
+    /// current context.
+    ///
+    /// # Safety
+    /// `dst` must stay writable for `bytes`, and untouched by the host, until the stream has
+    /// finished the copy; `src` must be device memory of the current context.
+    pub(crate) unsafe fn copy_to_host(
+        &self,
+        dst: *mut u8,
+        src: u64,
+        bytes: usize,
+        stream: CuStream,
+    ) -> Result<(), Error> {
+        // SAFETY: per the caller.
+        let result = unsafe { (self.memcpy_dtoh_async)(dst.cast(), src, bytes, stream) };
+        self.check("cuMemcpyDtoHAsync", result)
     }
 
     /// A new event, recorded on `stream` (`CU_EVENT_DEFAULT`: with timing), in the current

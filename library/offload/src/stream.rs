@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::{Mutex, OnceLock};
 
+use crate::copies::{self, Direction};
 use crate::cuda::{self, Api, CuContext, CuFunction, CuModule, CuStream};
 use crate::geometry::Geometry;
 use crate::intrinsics::{self, arg_kind, preload_kind};
@@ -337,14 +338,14 @@ pub unsafe fn launch_async(
 /// A synchronous launch through the library's stream on `device`'s GPU, so that a kernel that
 /// faults is [`Error::Cuda`] here (and at every later wait: the driver keeps the error) instead
 /// of libomptarget 19 ending the process. Arguments mapped around the launch (plain `&T` and
-/// `&mut T`) are mapped by the runtime's begin mapper first, as the lowering maps them (TO and
-/// ALWAYS), and released after (`&mut T` copied back: FROM and ALWAYS), but for those the
-/// library has mapped already (overlapping `&T` arguments, [`Slot::map`] 0); present data and
-/// values pass as they are. The kernel is enqueued as [`launch_async`] enqueues it, then waited for.
-/// After a fault the mappings are left as they are: the GPU's context is lost, and the runtime
-/// would end the process on the copy back. `Ok(false)` when the device is not a CUDA GPU, or
-/// `OFFLOAD_LAUNCH=runtime` asks for libomptarget's `__tgt_target_kernel` always: the caller
-/// launches through the runtime then.
+/// `&mut T`) get device memory from the runtime's begin mapper (no copy: [`preload_kind::ALLOCATE`])
+/// and are copied by the library on its stream ([`copies`](crate::copies)): in before the kernel,
+/// `&mut T` back after it, then one wait, then the runtime's end mappers free the memory. Those
+/// the library has mapped already (overlapping `&T` arguments, [`Slot::map`] 0) were copied in
+/// then. Present data and values pass as they are. After a fault the mappings are left as they
+/// are: the GPU's context is lost, and the runtime would end the process on them. `Ok(false)`
+/// when the device is not a CUDA GPU, or `OFFLOAD_LAUNCH=runtime` asks for libomptarget's
+/// `__tgt_target_kernel` always: the caller launches through the runtime then.
 ///
 /// # Safety
 /// As [`launch_async`], except that slots may also be `MAP_TO`/`MAP_TO_FROM` data borrowed
@@ -356,7 +357,7 @@ pub unsafe fn launch_sync(
     geometry: Geometry,
     slots: &[Slot],
 ) -> Result<bool, Error> {
-    let Some((_, ordinal)) = cuda_ordinal(image, device, kernel, &geometry)? else {
+    let Some((id, ordinal)) = cuda_ordinal(image, device, kernel, &geometry)? else {
         return Ok(false);
     };
     if runtime_launches_only() {
@@ -375,8 +376,70 @@ pub unsafe fn launch_sync(
     let mapped = |s: &&Slot| crate::launch::mapped(s) && s.map > 0;
     for slot in slots.iter().filter(mapped) {
         // SAFETY: the caller's borrow of the data lasts the whole call.
-        unsafe { map_around::<{ preload_kind::READ_WRITE }>(device, slot.value, slot.map) };
+        unsafe { map_around::<{ preload_kind::ALLOCATE }>(device, slot.value, slot.map) };
     }
+    // SAFETY: per the caller; the mapped slots have device memory until released below.
+    let enqueued = unsafe { enqueue_around(image, id, ordinal, kernel, geometry, slots) };
+    // Whatever the enqueues said, wait for the stream before the mappings go: a copy or kernel
+    // the driver took must not have its memory freed under it. A failed wait means the GPU's
+    // context is lost (this kernel or an earlier one faulted): nothing more may reach the
+    // runtime for this data.
+    synchronize_ordinal(ordinal)?;
+    for slot in slots.iter().filter(mapped).rev() {
+        // SAFETY: mapped above with the same range; the stream has finished with it.
+        unsafe { release_around::<{ preload_kind::ALLOCATE }>(device, slot.value, slot.map) };
+    }
+    enqueued
+}
+
+/// [`launch_sync`]'s work on the stream: the copies in, the kernel, the copies back, each
+/// counted as enqueued work (`LAUNCHED`), so that the caller's wait covers it.
+///
+/// # Safety
+/// As [`launch_sync`]; the data of every mapped slot with `map > 0` has device memory.
+unsafe fn enqueue_around(
+    image: CudaImage,
+    id: usize,
+    ordinal: usize,
+    kernel: &'static str,
+    geometry: Geometry,
+    slots: &[Slot],
+) -> Result<bool, Error> {
+    let gpu = gpu(ordinal)?;
+    // `(host, device, bytes, back)` of each copy this launch makes: the slots it maps itself.
+    let mut copies = Vec::new();
+    for slot in slots.iter().filter(|s| crate::launch::mapped(s) && s.map > 0) {
+        // SAFETY: a lookup in the runtime's mapping table; it changes nothing.
+        let mapped = unsafe { sys::omp_get_mapped_ptr(slot.value.cast(), id as c_int) };
+        if mapped.is_null() {
+            return Err(Error::NotPresent { kernel });
+        }
+        let back = slot.kind == arg_kind::MAP_TO_FROM;
+        copies.push((slot.value, mapped as usize as u64, slot.map as usize, back));
+    }
+    let copy = |direction: Direction| {
+        gpu.api.with_context(gpu.context, || {
+            for &(host, device, bytes, back) in &copies {
+                if back || direction == Direction::ToDevice {
+                    // SAFETY: the caller's borrow lasts until the stream has finished (the
+                    // caller waits); `device` is the runtime's memory for it, in this context.
+                    unsafe {
+                        copies::enqueue(gpu.api, gpu.stream, direction, host, device, bytes)
+                    }?;
+                }
+            }
+            Ok(())
+        })
+    };
+    // Each batch is counted once enqueued, as `launch_async` counts a kernel: a wait that sees
+    // the count covers the batch, so the caller's wait cannot be skipped by one made between.
+    let counted = |copied: Result<(), Error>, any: bool| {
+        if any {
+            LAUNCHED[ordinal].fetch_add(1, Ordering::Release);
+        }
+        copied
+    };
+    counted(copy(Direction::ToDevice), !copies.is_empty())?;
     let present: Vec<Slot> = slots
         .iter()
         .map(|s| {
@@ -387,27 +450,10 @@ pub unsafe fn launch_sync(
             }
         })
         .collect();
-    // SAFETY: per the caller, and the mapped slots are present until released below.
-    let enqueued = unsafe { launch_async(image, device, kernel, geometry, &present) };
-    // Whatever the enqueue said, wait for the stream before the mappings go: a failure after
-    // the driver took the kernel (restoring the context) must not free its memory under it.
-    // A failed wait means the GPU's context is lost (this kernel or an earlier one faulted):
-    // nothing more may reach the runtime for this data, whose copy back would end the process.
-    synchronize_ordinal(ordinal)?;
-    // Launched and finished, or not launched (the module or the kernel could not be loaded):
-    // either way the mappings go.
-    let result = enqueued;
-    for slot in slots.iter().filter(mapped).rev() {
-        // SAFETY: mapped above with the same range; the kernel has finished.
-        unsafe {
-            if slot.kind == arg_kind::MAP_TO_FROM {
-                release_around::<{ preload_kind::READ_WRITE }>(device, slot.value, slot.map);
-            } else {
-                release_around::<{ preload_kind::READ }>(device, slot.value, slot.map);
-            }
-        }
-    }
-    result
+    // SAFETY: per the caller, and the mapped slots are present until released.
+    let launched = unsafe { launch_async(image, id as i64, kernel, geometry, &present) }?;
+    counted(copy(Direction::ToHost), copies.iter().any(|c| c.3))?;
+    Ok(launched)
 }
 
 // The marker calls of `launch_sync`, one function per kind: the lowering needs each kind as a
