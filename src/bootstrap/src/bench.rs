@@ -243,7 +243,7 @@ fn markdown(results: &Results) -> String {
         "# saxpy: ours beside CUDA by hand and clang OpenMP\n\n\
          - device: {}; {}\n\
          - medians of {} of each program, interleaved; {} (M = 2^20 f32 per array), K={} saxpy launches, \
-           {} empty launches, {} preload pairs of present data; clang OpenMP at {} only\n\
+           {} empty launches, {} preload pairs of present data\n\
          - CUDA by hand: {}\n\
          - clang OpenMP: {}\n\n\
          {}\n\
@@ -257,7 +257,6 @@ fn markdown(results: &Results) -> String {
         first.k,
         first.launches,
         first.pairs,
-        measure::LARGE.label(),
         results.anchors.cuda,
         results.anchors.clang,
         report::table(&results.rows)

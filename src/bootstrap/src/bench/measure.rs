@@ -75,8 +75,7 @@ impl Job {
     }
 }
 
-/// One round: for each mode, ours, CUDA by hand, then clang with pageable and pinned memory
-/// (large mode only).
+/// One round: for each mode, ours, CUDA by hand, then clang with pageable and pinned memory.
 fn jobs(programs: &Programs) -> Vec<Job> {
     let mut jobs = Vec::new();
     for mode in MODES {
@@ -104,7 +103,7 @@ fn jobs(programs: &Programs) -> Vec<Job> {
                 env: Vec::new(),
             });
         }
-        if let (Anchor::Built(program), true) = (&programs.clang, mode == LARGE) {
+        if let Anchor::Built(program) = &programs.clang {
             for pinned in [false, true] {
                 let mut env = vec![MANDATORY];
                 if pinned {
@@ -258,10 +257,12 @@ mod tests {
                      clang 67108864 50 10000 1000 pinned=0 MANDATORY\n\
                      clang 67108864 50 10000 1000 pinned=1 MANDATORY\n\
                      ours 4096 50 1000 10000 pinned=0 MANDATORY\n\
-                     cuda 4096 50 1000 pinned=0 \n";
+                     cuda 4096 50 1000 pinned=0 \n\
+                     clang 4096 50 10000 1000 pinned=0 MANDATORY\n\
+                     clang 4096 50 10000 1000 pinned=1 MANDATORY\n";
         assert_eq!(calls, format!("{round}{round}"));
         assert_eq!(measured.device.as_deref(), Some("NVIDIA H200 (CUDA)"));
-        assert_eq!(measured.series.len(), 5);
+        assert_eq!(measured.series.len(), 6);
         let clang_large = measured.series.iter().find(|s| s.source == Source::Clang).unwrap();
         // Latencies from both memory kinds' runs, transfers from their own kind's.
         assert_eq!(clang_large.samples["any.mapper_pair_us"].len(), 4);
