@@ -42,10 +42,13 @@ pub(crate) unsafe fn enqueue(
             Direction::ToDevice => "from host to device",
             Direction::ToHost => "from device to host",
         };
-        eprintln!(
+        // One write for the whole line: the runtime's reports of other threads' copies go to
+        // the same stderr at any moment, and a line cut in pieces could merge with theirs.
+        let line = format!(
             "offload info: Copying data {way} on the library's stream, HstPtr={host:p}, \
-             TgtPtr={device:#x}, Size={bytes}"
+             TgtPtr={device:#x}, Size={bytes}\n"
         );
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     }
     // SAFETY: per the caller.
     unsafe {
