@@ -47,6 +47,9 @@ pub(crate) struct Program {
     /// A `//@ children-fault` line: the processes it starts fault on purpose, so under
     /// compute-sanitizer only its own process is checked.
     pub(crate) children_fault: bool,
+    /// `//@ sanitize-expects: CALL` lines: driver calls it makes fail on purpose, whose
+    /// compute-sanitizer reports are expected.
+    pub(crate) sanitize_expects: Vec<String>,
 }
 
 /// Which images the programs embed, and so where they can run.
@@ -158,7 +161,20 @@ pub(crate) fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Ve
             let marked = |marker: &str| text.lines().any(|l| l.trim() == marker);
             let (tsan, host_offload) = (marked("//@ tsan"), marked("//@ host-offload"));
             let children_fault = marked("//@ children-fault");
-            Ok(Program { binary: out.join(bin), source, runs, tsan, host_offload, children_fault })
+            let sanitize_expects = text
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("//@ sanitize-expects:"))
+                .map(|call| call.trim().to_owned())
+                .collect();
+            Ok(Program {
+                binary: out.join(bin),
+                source,
+                runs,
+                tsan,
+                host_offload,
+                children_fault,
+                sanitize_expects,
+            })
         })
         .collect()
 }

@@ -326,8 +326,12 @@ fn run_programs(root: &Path, flavor: Flavor, sanitizer: Option<(&Path, &str)>) -
                     continue;
                 }
                 let logs = tempfile::Builder::new().prefix("offload-sanitizer").tempdir()?;
-                let sanitizer =
-                    sanitizer.map(|(binary, tool)| Sanitizer { binary, tool, logs: logs.path() });
+                let sanitizer = sanitizer.map(|(binary, tool)| Sanitizer {
+                    binary,
+                    tool,
+                    logs: logs.path(),
+                    expected: &program.sanitize_expects,
+                });
                 let result = programs::run_checked(&program, run, sanitizer.as_ref())?;
                 if result.ok {
                     println!(

@@ -2,8 +2,10 @@
 //! failures say what failed: an allocation the runtime refuses (256 TiB, more than any
 //! machine's address space) is `Error::MapFailed` with the bytes asked for, and one whose size
 //! overflows is `Error::HostBufferTooLarge` with the elements asked for; neither speaks of the
-//! device. Copies: the launch's `&mut` argument, 1 in and 1 out.
+//! device. Copies: the launch's `&mut` argument, 1 in and 1 out. The refused allocation is a
+//! failed `cuMemAllocHost` in the runtime, which compute-sanitizer reports: expected here.
 //@ run: => h2d=1 d2h=1
+//@ sanitize-expects: cuMemAllocHost_v2
 
 use offload::{Error, HostBuffer};
 
