@@ -32,7 +32,8 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
         // reads every byte.
         let padding_check = quote_spanned!(name.span()=>
             const _: () = ::core::assert!(
-                ::core::mem::size_of::<#name>() == 0 #(+ ::core::mem::size_of::<#field_types>())*,
+                ::core::mem::size_of::<#name>()
+                    == ::offload::__private::total_size(&[#(::core::mem::size_of::<#field_types>()),*]),
                 "DeviceCopy types cannot have padding: reorder the fields or add explicit padding fields"
             );
         );
@@ -74,7 +75,8 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
     );
     let padding_check = quote_spanned!(name.span()=>
         ::core::assert!(
-            ::core::mem::size_of::<Self>() == 0 #(+ ::core::mem::size_of::<#field_types>())*,
+            ::core::mem::size_of::<Self>()
+                == ::offload::__private::total_size(&[#(::core::mem::size_of::<#field_types>()),*]),
             #message
         );
     );

@@ -18,6 +18,17 @@ pub use crate::stream::{
     synchronize_pending,
 };
 
+/// The sum of `sizes`, in a constant: a struct's size when its fields' sizes are these and it
+/// has no padding (`#[derive(DeviceCopy)]`'s check).
+pub const fn total_size(sizes: &[usize]) -> usize {
+    let (mut total, mut i) = (0, 0);
+    while i < sizes.len() {
+        total += sizes[i];
+        i += 1;
+    }
+    total
+}
+
 #[cfg(not(offload_device))]
 unsafe extern "C" {
     /// The embedded cubin, defined by the offload lowering (null when the program has none).
