@@ -27,7 +27,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 fn child(plain: bool) {
     let mut ys = vec![0u32; 1024];
-    let zs = vec![0u32; 16];
+    let zs = [0u32; 16];
     if plain {
         offload::launch!(kernels::increment, 8, 128, (&mut ys[..],)).expect("a good launch");
         println!("good launch: ok");

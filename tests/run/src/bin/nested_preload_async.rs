@@ -18,7 +18,7 @@ fn main() -> Result<(), offload::Error> {
     let n = 4099;
     let xs: Vec<f32> = (0..n).map(|i| (i % 64) as f32).collect();
     let mut ys = vec![1.0f32; n];
-    let zs = vec![2.0f32; 16];
+    let zs = [2.0f32; 16];
     let gpu = !offload::device_name().contains("host-offload");
     {
         let x = offload::preload(&xs[..]); // 1 in

@@ -24,7 +24,7 @@ fn main() {
     let gpu = offload::Device::default_device().unwrap().memory();
     let mut cycle = |i: usize| {
         let len = 1 + (i * 7919) % data.len();
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             drop(offload::preload(&data[..len]));
         } else {
             drop(offload::preload_mut(&mut data[i % 3..len.max(i % 3 + 1)]));

@@ -16,7 +16,7 @@ const UNTOUCHED: u64 = u64::MAX;
 /// The row thread `t` of block `b` writes, `[UNTOUCHED; 2]` where it returns first.
 fn expected(b: usize, t: usize) -> [u64; 2] {
     let i = b * THREADS + t;
-    if b % 2 == 0 {
+    if b.is_multiple_of(2) {
         return [i as u64, 0];
     }
     if t < SKIP {
@@ -38,7 +38,7 @@ fn expected(b: usize, t: usize) -> [u64; 2] {
 }
 
 fn main() -> Result<(), offload::Error> {
-    let mut arrived = vec![0u32; BLOCKS];
+    let mut arrived = [0u32; BLOCKS];
     let mut out = vec![UNTOUCHED; BLOCKS * THREADS * 2];
     offload::launch!(
         kernels::odd_blocks_wait,
@@ -46,9 +46,9 @@ fn main() -> Result<(), offload::Error> {
         THREADS as u32,
         (SKIP as u32, &mut arrived[..], &mut out[..])
     )?;
-    for b in 0..BLOCKS {
+    for (b, &arrivals) in arrived.iter().enumerate() {
         let count = if b % 2 == 1 { THREADS - SKIP } else { 0 };
-        assert_eq!(arrived[b], count as u32, "block {b}'s arrivals");
+        assert_eq!(arrivals, count as u32, "block {b}'s arrivals");
         for t in 0..THREADS {
             let i = b * THREADS + t;
             assert_eq!(out[2 * i..2 * i + 2], expected(b, t), "thread {t} of block {b}");
