@@ -1,13 +1,16 @@
 //! `#[offload::kernel]`: one function, three expansions (nvptx entry, host-offload entry, host
-//! launcher).
+//! launcher). A generic kernel lists the instances its device images hold
+//! (`instances(f32, f64)`): each is an entry of its own symbol in every image, and the host's
+//! launcher of an instance not listed does not compile.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens as _, format_ident, quote, quote_spanned};
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned as _;
 use syn::visit_mut::VisitMut;
 use syn::{
-    Error, FnArg, GenericParam, Ident, ItemFn, Lifetime, Pat, Result, ReturnType, Type,
-    WherePredicate,
+    Error, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Lifetime, Pat, Result, ReturnType,
+    Token, Type, WherePredicate,
 };
 
 use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTRS_PREFIX, MARKER_PREFIX};
@@ -77,6 +80,22 @@ struct Options {
     launch_bounds: Option<Bounds>,
     /// `fp_contract`: `a * b + c` may be one fused multiply-add (one rounding).
     fp_contract: bool,
+    /// `instances(...)`: the generic arguments of each instance a generic kernel's device images
+    /// hold, one per generic parameter (types and constants), in order.
+    instances: Option<Vec<Vec<GenericArgument>>>,
+}
+
+/// One instance of `instances(...)`: `(A, B, ..)` for several generic parameters, or one
+/// argument alone (a tuple type is written in parentheses of its own: `((f32, f32))`).
+fn parse_instance(input: syn::parse::ParseStream) -> Result<Vec<GenericArgument>> {
+    if input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in input);
+        let args = Punctuated::<GenericArgument, Token![,]>::parse_terminated(&content)?;
+        Ok(args.into_iter().collect())
+    } else {
+        Ok(vec![input.parse()?])
+    }
 }
 
 impl Options {
@@ -90,6 +109,18 @@ impl Options {
                 let value: syn::Expr = meta.value()?.parse()?;
                 options.launch_bounds = Some(Bounds::parse(&value)?);
                 Ok(())
+            } else if meta.path.is_ident("instances") {
+                if options.instances.is_some() {
+                    return Err(meta.error("`instances` is given twice"));
+                }
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let list = Punctuated::<Vec<GenericArgument>, Token![,]>::parse_terminated_with(
+                    &content,
+                    parse_instance,
+                )?;
+                options.instances = Some(list.into_iter().collect());
+                Ok(())
             } else if meta.path.is_ident("fp_contract") {
                 if options.fp_contract {
                     return Err(meta.error("`fp_contract` is given twice"));
@@ -99,7 +130,8 @@ impl Options {
             } else {
                 Err(meta.error(
                     "unknown kernel option: #[offload::kernel] takes `launch_bounds = N` (or \
-                     `(X, Y)`, `(X, Y, Z)`) and `fp_contract`",
+                     `(X, Y)`, `(X, Y, Z)`), `fp_contract` and, for a generic kernel, \
+                     `instances(..)`",
                 ))
             }
         });
@@ -125,16 +157,147 @@ struct Param {
     ty: Type,
 }
 
+/// One entry point of the device images: the kernel, or one instance of a generic kernel.
+struct Instance {
+    /// Its symbol in every image: the kernel's name, or `name__ARGS` for an instance.
+    symbol: String,
+    /// The generic arguments (none for a kernel that is not generic).
+    args: Vec<GenericArgument>,
+}
+
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
     let options = Options::parse(attr)?;
     let func: ItemFn = syn::parse2(item)?;
     check_signature(&func)?;
+    let instances = instances(&func, &options)?;
     let params =
         func.sig.inputs.iter().enumerate().map(|(i, a)| param(i, a)).collect::<Result<Vec<_>>>()?;
-    let checks = parameter_checks(&func, &params);
-    let device = device_entry(&func, &params, &options);
-    let host = host_launcher(&func, &params, &options);
-    Ok(quote! { #checks #device #host })
+    let checks = parameter_checks(&func, &params, &instances);
+    let device = instances.iter().map(|i| device_entry(&func, &params, &options, i));
+    let host = host_launcher(&func, &params, &options, &instances);
+    let body = device_body(&func);
+    Ok(quote! { #checks #body #(#device)* #host })
+}
+
+/// The kernel's type and const parameters, which an instance gives arguments for.
+fn generic_params(func: &ItemFn) -> Vec<&GenericParam> {
+    func.sig.generics.params.iter().filter(|p| !matches!(p, GenericParam::Lifetime(_))).collect()
+}
+
+/// The entry points a kernel has: itself, or each instance its `instances(..)` lists (one
+/// argument per generic parameter, each list told apart by its symbol).
+fn instances(func: &ItemFn, options: &Options) -> Result<Vec<Instance>> {
+    let name = func.sig.ident.to_string();
+    let generic = generic_params(func);
+    let Some(list) = &options.instances else {
+        if let Some(p) = generic.first() {
+            return Err(Error::new_spanned(
+                p,
+                "a generic kernel lists the instances its device images hold: \
+                 `#[offload::kernel(instances(f32, f64))]`, one argument per type or const \
+                 parameter, in parentheses when there are several (`instances((f32, 16), (f64, \
+                 32))`); the device images are built before the program that launches them",
+            ));
+        }
+        return Ok(vec![Instance { symbol: name, args: Vec::new() }]);
+    };
+    if generic.is_empty() {
+        return Err(Error::new_spanned(
+            &func.sig.ident,
+            "`instances(..)` is for generic kernels: this one has no type or const parameter",
+        ));
+    }
+    if list.is_empty() {
+        return Err(Error::new_spanned(&func.sig.ident, "`instances(..)` lists no instance"));
+    }
+    let mut out: Vec<Instance> = Vec::new();
+    for args in list {
+        let tokens = quote!(#(#args),*);
+        if args.len() != generic.len() {
+            return Err(Error::new_spanned(
+                &tokens,
+                format!(
+                    "kernel `{name}` has {} type and const parameters: an instance gives one \
+                     argument for each, in order",
+                    generic.len()
+                ),
+            ));
+        }
+        let symbol = instance_symbol(&name, args);
+        if out.iter().any(|i| i.symbol == symbol) {
+            return Err(Error::new_spanned(
+                &tokens,
+                format!("this instance is listed twice (its symbol is `{symbol}`)"),
+            ));
+        }
+        out.push(Instance { symbol, args: args.clone() });
+    }
+    Ok(out)
+}
+
+/// `name__ARGS`: the arguments' tokens with every run of other characters than ASCII letters
+/// and digits made one `_` (a PTX identifier): `axpy::<f32>` is `axpy__f32`, `(f32, 16)`
+/// `..__f32_16`.
+fn instance_symbol(name: &str, args: &[GenericArgument]) -> String {
+    let text = quote!(#(#args),*).to_string();
+    let mut symbol = format!("{name}__");
+    let mut gap = false;
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            if gap && !symbol.ends_with('_') {
+                symbol.push('_');
+            }
+            symbol.push(c);
+            gap = false;
+        } else {
+            gap = true;
+        }
+    }
+    symbol
+}
+
+/// `ty` with the kernel's generic parameters replaced by an instance's arguments.
+fn substitute(func: &ItemFn, instance: &Instance, ty: &Type) -> Type {
+    struct Substitute<'a> {
+        types: Vec<(&'a Ident, &'a GenericArgument)>,
+        consts: Vec<(&'a Ident, &'a GenericArgument)>,
+    }
+    impl VisitMut for Substitute<'_> {
+        fn visit_type_mut(&mut self, ty: &mut Type) {
+            if let Type::Path(p) = ty
+                && p.qself.is_none()
+                && let Some(ident) = p.path.get_ident()
+                && let Some((_, GenericArgument::Type(arg))) =
+                    self.types.iter().find(|(param, _)| *param == ident)
+            {
+                *ty = arg.clone();
+                return;
+            }
+            syn::visit_mut::visit_type_mut(self, ty);
+        }
+        fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+            if let syn::Expr::Path(p) = expr
+                && p.qself.is_none()
+                && let Some(ident) = p.path.get_ident()
+                && let Some((_, arg)) = self.consts.iter().find(|(param, _)| *param == ident)
+            {
+                *expr = syn::parse_quote!({ #arg });
+                return;
+            }
+            syn::visit_mut::visit_expr_mut(self, expr);
+        }
+    }
+    let mut sub = Substitute { types: Vec::new(), consts: Vec::new() };
+    for (param, arg) in generic_params(func).into_iter().zip(&instance.args) {
+        match param {
+            GenericParam::Type(t) => sub.types.push((&t.ident, arg)),
+            GenericParam::Const(c) => sub.consts.push((&c.ident, arg)),
+            GenericParam::Lifetime(_) => {}
+        }
+    }
+    let mut ty = ty.clone();
+    sub.visit_type_mut(&mut ty);
+    ty
 }
 
 fn check_signature(func: &ItemFn) -> Result<()> {
@@ -150,28 +313,8 @@ fn check_signature(func: &ItemFn) -> Result<()> {
              (put its unsafe operations in `unsafe {}` blocks, with their safety argument)",
         );
     }
-    // Lifetime parameters are fine: they are erased, so the kernel stays one symbol, and the
-    // launchers take them over (a parameter type may name them).
-    if let Some(p) = sig.generics.params.iter().find(|p| !matches!(p, GenericParam::Lifetime(_))) {
-        return refuse(
-            p,
-            "a kernel cannot be generic over types or constants: it is one symbol in the device \
-             image (lifetime parameters are fine)",
-        );
-    }
-    if let Some(p) = sig
-        .generics
-        .where_clause
-        .iter()
-        .flat_map(|w| &w.predicates)
-        .find(|p| !matches!(p, WherePredicate::Lifetime(_)))
-    {
-        return refuse(
-            p,
-            "a kernel's `where` clause can only bound lifetimes: the kernel is one symbol in the \
-             device image",
-        );
-    }
+    // Lifetime parameters are erased (one symbol whatever they are), and the launchers take
+    // them over; type and const parameters need `instances(..)` (see `instances`).
     if let ReturnType::Type(_, ty) = &sig.output {
         return refuse(ty, "a kernel returns nothing: write results through a `&mut` parameter");
     }
@@ -241,34 +384,42 @@ fn is_bool_data(ty: &Type) -> bool {
 /// writes `[T]` out: `&Row` with `type Row = [f32]` would lose it), asked here in the host build
 /// and by the device entries in theirs; a value must fit in its 8-byte slot, in every build.
 /// Lifetimes do not change either, so the types are checked with each lifetime taken as
-/// `'static`.
-fn parameter_checks(func: &ItemFn, params: &[Param]) -> TokenStream {
+/// `'static`; a generic kernel's, once per instance, with its arguments.
+fn parameter_checks(func: &ItemFn, params: &[Param], instances: &[Instance]) -> TokenStream {
     let kernel = func.sig.ident.to_string();
-    let checks = params.iter().filter_map(|param| {
-        let span = param.ty.span();
-        let name = param.name.to_string();
-        match &param.shape {
-            Shape::Ref { elem, .. } => {
-                let elem = with_static_lifetimes(elem);
-                Some(quote_spanned! {span=>
-                    #[cfg(not(offload_device))]
-                    const _: () = ::offload::__private::sized_data::<#elem>();
-                })
+    let checks = instances.iter().flat_map(|instance| {
+        let kernel = kernel.clone();
+        params.iter().filter_map(move |param| {
+            let span = param.ty.span();
+            let name = param.name.to_string();
+            match &param.shape {
+                Shape::Ref { elem, .. } => {
+                    let elem = with_static_lifetimes(&substitute(func, instance, elem));
+                    Some(quote_spanned! {span=>
+                        #[cfg(not(offload_device))]
+                        const _: () = ::offload::__private::sized_data::<#elem>();
+                    })
+                }
+                Shape::Value(ty) => {
+                    let written = ty.to_token_stream().to_string();
+                    let ty = with_static_lifetimes(&substitute(func, instance, ty));
+                    let of = if instance.args.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (instance `{}`)", instance.symbol)
+                    };
+                    let message = format!(
+                        "kernel `{kernel}`{of}: parameter `{name}: {written}` is taken by value, \
+                         and a value must fit in the launch's 8-byte slot: take it by reference \
+                         (`{name}: &{written}`), which maps it to the device"
+                    );
+                    Some(quote_spanned! {span=>
+                        const _: () = ::core::assert!(::core::mem::size_of::<#ty>() <= 8, "{}", #message);
+                    })
+                }
+                Shape::Slice { .. } => None,
             }
-            Shape::Value(ty) => {
-                let written = ty.to_token_stream().to_string();
-                let ty = with_static_lifetimes(ty);
-                let message = format!(
-                    "kernel `{kernel}`: parameter `{name}: {written}` is taken by value, and a \
-                     value must fit in the launch's 8-byte slot: take it by reference \
-                     (`{name}: &{written}`), which maps it to the device"
-                );
-                Some(quote_spanned! {span=>
-                    const _: () = ::core::assert!(::core::mem::size_of::<#ty>() <= 8, "{}", #message);
-                })
-            }
-            Shape::Slice { .. } => None,
-        }
+        })
     });
     quote! { #(#checks)* }
 }
@@ -339,15 +490,35 @@ impl Param {
     }
 }
 
-/// The entry points of the device images: `extern "ptx-kernel"` on nvptx, `extern "C"` looping
-/// over the grid in the host-offload image. Both take the runtime's leading `dyn_ptr` slot, the
-/// geometry slot, then one 8-byte slot per parameter slot (a pointer for addresses, a `u64` for
-/// literals).
-fn device_entry(func: &ItemFn, params: &[Param], options: &Options) -> TokenStream {
+/// The kernel's own body in the device images, always inlined into its entry points (an
+/// `#[inline]` of the user's would be a second, conflicting one).
+fn device_body(func: &ItemFn) -> TokenStream {
+    let attrs: Vec<_> = func.attrs.iter().filter(|a| !a.path().is_ident("inline")).collect();
+    let (vis, sig, body) = (&func.vis, &func.sig, &func.block);
+    quote! {
+        #[cfg(offload_device)]
+        #[allow(dead_code)]
+        #[inline(always)]
+        #(#attrs)*
+        #vis #sig #body
+    }
+}
+
+/// The entry points of the device images for one instance (or the kernel itself): `extern
+/// "ptx-kernel"` on nvptx, `extern "C"` looping over the grid in the host-offload image. Both
+/// take the runtime's leading `dyn_ptr` slot, the geometry slot, then one 8-byte slot per
+/// parameter slot (a pointer for addresses, a `u64` for literals).
+fn device_entry(
+    func: &ItemFn,
+    params: &[Param],
+    options: &Options,
+    instance: &Instance,
+) -> TokenStream {
     let name = &func.sig.ident;
-    let symbol = name.to_string();
+    let symbol = &instance.symbol;
+    let upper = symbol.to_uppercase();
     let attrs_symbol = format!("{ATTRS_PREFIX}{symbol}");
-    let attrs_static = format_ident!("__OFFLOAD_KERNEL_ATTRS_{}", symbol.to_uppercase());
+    let attrs_static = format_ident!("__OFFLOAD_KERNEL_ATTRS_{}", upper);
     let threads = options.launch_bounds.map_or(0, Bounds::threads);
     let [x, y, z] = options.launch_bounds.map_or([0; 3], Bounds::axes);
     let flags = if options.fp_contract { ATTR_FP_CONTRACT } else { 0 };
@@ -361,31 +532,22 @@ fn device_entry(func: &ItemFn, params: &[Param], options: &Options) -> TokenStre
             pub static #attrs_static: [u32; 5] = [#threads, #x, #y, #z, #flags];
         }
     });
-    let entry = format_ident!("__offload_entry_{}", name);
+    let entry = format_ident!("__offload_entry_{}", symbol);
     let marker_symbol = format!("{MARKER_PREFIX}{symbol}");
-    let marker_static = format_ident!("__OFFLOAD_KERNEL_{}", symbol.to_uppercase());
+    let marker_static = format_ident!("__OFFLOAD_KERNEL_{}", upper);
     let (slots, args): (Vec<_>, Vec<_>) = params.iter().map(Param::device_slots).unzip();
     let (slots, slot_types): (Vec<Ident>, Vec<TokenStream>) = slots.into_iter().flatten().unzip();
-    // The body is always inlined into its entry point: an `#[inline]` of the user's would be a
-    // second, conflicting one.
-    let attrs: Vec<_> = func.attrs.iter().filter(|a| !a.path().is_ident("inline")).collect();
-    let vis = &func.vis;
-    let sig = &func.sig;
-    let body = &func.block;
+    let generic_args = &instance.args;
+    let callee =
+        if generic_args.is_empty() { quote!(#name) } else { quote!(#name::<#(#generic_args),*>) };
     quote! {
-        #[cfg(offload_device)]
-        #[allow(dead_code)]
-        #[inline(always)]
-        #(#attrs)*
-        #vis #sig #body
-
         #kernel_attrs
 
         #[cfg(all(offload_device, target_arch = "nvptx64"))]
         #[doc(hidden)]
         #[unsafe(export_name = #symbol)]
         pub unsafe extern "ptx-kernel" fn #entry(_dyn_ptr: *mut u8, _geometry: u64, #(#slots: #slot_types),*) {
-            unsafe { #name(#(#args),*) }
+            unsafe { #callee(#(#args),*) }
         }
 
         /// Names this kernel in the host-offload image's exports, for the build's check that
@@ -399,7 +561,7 @@ fn device_entry(func: &ItemFn, params: &[Param], options: &Options) -> TokenStre
         #[doc(hidden)]
         #[unsafe(export_name = #symbol)]
         pub unsafe extern "C" fn #entry(_dyn_ptr: *mut u8, geometry: u64, #(#slots: #slot_types),*) {
-            let body = || unsafe { #name(#(#args),*) };
+            let body = || unsafe { #callee(#(#args),*) };
             // SAFETY: the host plugin calls the entry within the launch, with its geometry
             // slot; the body rebuilds the arguments from the slots, shared as a GPU's threads
             // share them.
@@ -408,24 +570,91 @@ fn device_entry(func: &ItemFn, params: &[Param], options: &Options) -> TokenStre
     }
 }
 
-/// The host side: `mod <kernel>` with the launch marker and the typed launcher.
-fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStream {
+/// The host side: the kernel as a type (`struct NAME<generic parameters>`), whose associated
+/// launchers `launch!` and `offload!` call (`<kernels::axpy<f32>>::__offload_launch(..)`), and
+/// the trait that gives each instance its symbol and launch marker: a launch of an instance the
+/// device images do not hold does not compile.
+fn host_launcher(
+    func: &ItemFn,
+    params: &[Param],
+    options: &Options,
+    instances: &[Instance],
+) -> TokenStream {
     let name = &func.sig.ident;
     let vis = &func.vis;
-    let symbol = name.to_string();
-    let marker_name = format!("__rust_offload_launch.{symbol}");
+    let kernel = name.to_string();
     let p = quote!(::offload::__private);
+    let instance_trait = format_ident!("__offload_instance_{}", name);
 
-    // The kernel's lifetime parameters (and their `where` bounds), which its parameter types,
-    // and so the launchers' bounds, may name.
-    let lifetimes: Vec<TokenStream> = func.sig.generics.lifetimes().map(|l| quote!(#l)).collect();
-    let where_clause = &func.sig.generics.where_clause;
-    let mut generics = lifetimes.clone();
-    let mut async_generics = lifetimes;
+    // The kernel's type and const parameters belong to the kernel's type; its lifetime
+    // parameters (and the bounds that name them) to the launchers, as its parameter types, and
+    // so the launchers' bounds, may name them.
+    let generic = generic_params(func);
+    let lifetimes: Vec<&syn::LifetimeParam> = func.sig.generics.lifetimes().collect();
+    let names_lifetime = |tokens: &dyn quote::ToTokens| {
+        let text = tokens.to_token_stream().to_string();
+        lifetimes.iter().any(|l| text.contains(&l.lifetime.to_string()))
+    };
+    let (launcher_bounds, type_bounds): (Vec<&WherePredicate>, Vec<&WherePredicate>) = func
+        .sig
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|w| &w.predicates)
+        .partition(|p| matches!(p, WherePredicate::Lifetime(_)) || names_lifetime(p));
+    let type_params: Vec<TokenStream> = generic
+        .iter()
+        .map(|p| match p {
+            GenericParam::Type(t) => {
+                let ident = &t.ident;
+                quote!(#ident)
+            }
+            GenericParam::Const(c) => {
+                let (ident, ty) = (&c.ident, &c.ty);
+                quote!(const #ident: #ty)
+            }
+            GenericParam::Lifetime(_) => unreachable!("lifetimes are left out"),
+        })
+        .collect();
+    let type_args: Vec<TokenStream> = generic
+        .iter()
+        .map(|p| match p {
+            GenericParam::Type(t) => t.ident.to_token_stream(),
+            GenericParam::Const(c) => c.ident.to_token_stream(),
+            GenericParam::Lifetime(_) => unreachable!("lifetimes are left out"),
+        })
+        .collect();
+    let phantom: Vec<&Ident> = generic
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(&t.ident),
+            _ => None,
+        })
+        .collect();
+    let bounded_params: Vec<TokenStream> = generic
+        .iter()
+        .map(|p| match p {
+            GenericParam::Type(t) => {
+                let mut t = t.clone();
+                t.default = None;
+                t.eq_token = None;
+                quote!(#t)
+            }
+            GenericParam::Const(c) => {
+                let (ident, ty) = (&c.ident, &c.ty);
+                quote!(const #ident: #ty)
+            }
+            GenericParam::Lifetime(_) => unreachable!("lifetimes are left out"),
+        })
+        .collect();
+
+    let mut generics: Vec<TokenStream> = lifetimes.iter().map(|l| quote!(#l)).collect();
+    let mut async_generics = generics.clone();
     let mut shapes = Vec::new();
     let mut args = Vec::new();
     let mut padding_checks = Vec::new();
     let mut marker_params = Vec::new();
+    let mut marker_names = Vec::new();
     let mut marker_args = Vec::new();
     // The parameter slots again, as the `Slot`s the library checks and launches (no geometry
     // slot).
@@ -435,6 +664,7 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
         let (k, v, s) =
             (format_ident!("k{slot}"), format_ident!("v{slot}"), format_ident!("s{slot}"));
         marker_params.push(quote!(#k: i64, #v: *const u8, #s: i64));
+        marker_names.push(quote!(#k, #v, #s));
         if slot > 0 {
             // The size the launch's mappers map: the library may have mapped the data already
             // (`check_mapped`); a constant for slots the launch does not map.
@@ -474,6 +704,7 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
     let (tys, arg_names): (Vec<_>, Vec<_>) = args.into_iter().unzip();
     let (sig, body) = (&func.sig, &func.block);
     let n_slots = launch_slots.len();
+    let symbol = quote!(<Self as #instance_trait>::SYMBOL);
     // A block larger than the kernel's launch bounds would not launch on a GPU (the cubin is
     // built for no more threads), and one longer along an axis than its bound would break what
     // the kernel's code was compiled to assume: refused before anything is copied, everywhere.
@@ -491,6 +722,52 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
         let [ax, ay, az] = axes;
         quote!(#p::check_launch_bounds(#symbol, &geometry, #threads, [#ax, #ay, #az], #reason)?;)
     });
+    let launcher_where = quote!(where Self: #instance_trait, #(#launcher_bounds,)*);
+    let type_where = (!type_bounds.is_empty()).then(|| quote!(where #(#type_bounds,)*));
+    // One impl of the instance trait per entry point: its symbol, and its launch marker, which
+    // the lowering turns into the runtime's launch of that symbol.
+    let instance_impls = instances.iter().map(|instance| {
+        let symbol = &instance.symbol;
+        let marker = format!("__rust_offload_launch.{symbol}");
+        let generic_args = &instance.args;
+        let ty =
+            if generic_args.is_empty() { quote!(#name) } else { quote!(#name<#(#generic_args),*>) };
+        quote! {
+            #[allow(clippy::too_many_arguments)]
+            impl #instance_trait for #ty {
+                const SYMBOL: &'static str = #symbol;
+                #[inline(always)]
+                unsafe fn marker(device: i64, grid: i32, block: i32, #(#marker_params),*) -> i32 {
+                    unsafe extern "C" {
+                        #[link_name = #marker]
+                        fn marker(device: i64, grid: i32, block: i32, #(#marker_params),*) -> i32;
+                    }
+                    // SAFETY: the caller's (`__offload_run`'s).
+                    unsafe { marker(device, grid, block, #(#marker_names),*) }
+                }
+            }
+        }
+    });
+    // Each instance type-checked in the host build at its arguments, against the kernel's
+    // bounds.
+    let instance_checks = instances.iter().filter(|i| !i.args.is_empty()).map(|instance| {
+        let generic_args = &instance.args;
+        let span = quote!(#(#generic_args),*).span();
+        quote_spanned!(span=> let _ = #name::<#(#generic_args),*>;)
+    });
+    let doc = format!("The kernel `{kernel}`, for `offload::launch!` and `offload::offload!`.");
+    let not_listed = format!("kernel `{kernel}` has no instance `{{Self}}` in its device images");
+    let listed: Vec<String> = instances
+        .iter()
+        .map(|i| {
+            let a = &i.args;
+            quote!(#(#a),*).to_string()
+        })
+        .collect();
+    let note = format!(
+        "the instances are those `#[offload::kernel(instances(..))]` lists: {}",
+        listed.join("; ")
+    );
     quote! {
         // The kernel's body, type-checked in the host build and never called or emitted: what
         // it uses (the kernels file's own helpers) is used here as in the device images. Its
@@ -500,20 +777,42 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
         const _: () = {
             #[allow(unused, warnings)]
             #sig #body
+            #[allow(unused, warnings)]
+            fn __offload_instances() {
+                #(#instance_checks)*
+            }
         };
 
         #[cfg(not(offload_device))]
-        #[doc = concat!("Launcher of the kernel `", #symbol, "`: use `offload::launch!`.")]
-        #[allow(non_snake_case, clippy::too_many_arguments)]
-        #vis mod #name {
-            #[allow(unused_imports)]
-            use super::*;
+        #[doc = #doc]
+        #[allow(non_camel_case_types)]
+        #vis struct #name<#(#type_params),*> {
+            _kernel: ::core::marker::PhantomData<fn() -> (#(#phantom,)*)>,
+        }
 
-            unsafe extern "C" {
-                #[link_name = #marker_name]
-                fn __offload_marker(device: i64, grid: i32, block: i32, #(#marker_params),*) -> i32;
-            }
+        #[cfg(not(offload_device))]
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, clippy::too_many_arguments)]
+        #[diagnostic::on_unimplemented(message = #not_listed, note = #note)]
+        #vis trait #instance_trait {
+            /// The entry point's symbol in every device image.
+            const SYMBOL: &'static str;
+            /// The launch marker of that symbol.
+            ///
+            /// # Safety
+            /// As the launch marker's: the slots describe borrows that outlive the call.
+            unsafe fn marker(device: i64, grid: i32, block: i32, #(#marker_params),*) -> i32;
+        }
 
+        #(
+            #[cfg(not(offload_device))]
+            #instance_impls
+        )*
+
+        #[cfg(not(offload_device))]
+        // The kernel's lifetimes and their bounds, as it wrote them, in each launcher.
+        #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations)]
+        impl<#(#bounded_params),*> #name<#(#type_args),*> #type_where {
             #[inline(always)]
             pub fn __offload_launch<#(#generics),*>(
                 device: i64,
@@ -521,13 +820,13 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
                 block: impl ::core::convert::Into<::offload::Dim>,
                 shared: impl ::core::convert::Into<::offload::SharedBytes>,
                 #(#arg_names: #tys),*
-            ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
+            ) -> ::core::result::Result<(), ::offload::Error> #launcher_where {
                 #(#padding_checks)*
                 #p::require_device(device)?;
                 let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared.into())?;
                 #bounds_check
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
-                __offload_run(device, geometry, #(#arg_names),*)
+                Self::__offload_run(device, geometry, #(#arg_names),*)
             }
 
             /// A checked launch, synchronous: on a GPU through the library's stream, else
@@ -537,7 +836,7 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
                 device: i64,
                 geometry: #p::Geometry,
                 #(#arg_names: #tys),*
-            ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
+            ) -> ::core::result::Result<(), ::offload::Error> #launcher_where {
                 // What the runtime's launch is given of the geometry, taken before the library
                 // sees it, so that a launch along x stays constants.
                 // (The slot of a launch along y or z holds the address of a copy of the geometry,
@@ -563,7 +862,7 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
                 }
                 // SAFETY: every borrow passed lives until the call returns, and the kinds
                 // describe them (`KernelArg`'s contract).
-                let status = unsafe { __offload_marker(device, blocks, threads, #(#marker_args),*) };
+                let status = unsafe { <Self as #instance_trait>::marker(device, blocks, threads, #(#marker_args),*) };
                 #p::status(#symbol, status)
             }
 
@@ -576,7 +875,7 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
                 block: impl ::core::convert::Into<::offload::Dim>,
                 shared: impl ::core::convert::Into<::offload::SharedBytes>,
                 #(#arg_names: #tys),*
-            ) -> ::core::result::Result<(), ::offload::Error> #where_clause {
+            ) -> ::core::result::Result<(), ::offload::Error> #launcher_where {
                 #(#padding_checks)*
                 #p::require_device(device)?;
                 let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared.into())?;
@@ -590,7 +889,7 @@ fn host_launcher(func: &ItemFn, params: &[Param], options: &Options) -> TokenStr
                         return ::core::result::Result::Ok(());
                     }
                 }
-                __offload_run(device, geometry, #(#arg_names),*)
+                Self::__offload_run(device, geometry, #(#arg_names),*)
             }
         }
     }

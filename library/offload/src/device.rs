@@ -5,6 +5,34 @@ use core::ffi::{c_char, c_int};
 use crate::preload::{preload_mut_on, preload_on};
 use crate::{DeviceCopy, Error, Preload, PreloadMut, cuda, rt};
 
+/// What `offload!`'s `device = D` names: a device's index (a `u32`, as upstream's non-negative
+/// index: a negative literal does not compile), or a [`Device`]. The launch checks the index.
+pub trait LaunchDevice {
+    /// The runtime's number of the device.
+    fn runtime_id(&self) -> i64;
+}
+
+impl LaunchDevice for u32 {
+    #[inline(always)]
+    fn runtime_id(&self) -> i64 {
+        i64::from(*self)
+    }
+}
+
+impl LaunchDevice for Device {
+    #[inline(always)]
+    fn runtime_id(&self) -> i64 {
+        Device::runtime_id(self)
+    }
+}
+
+impl LaunchDevice for &Device {
+    #[inline(always)]
+    fn runtime_id(&self) -> i64 {
+        Device::runtime_id(self)
+    }
+}
+
 /// One of the runtime's devices. The runtime numbers the NVIDIA GPUs first (their image
 /// registers first), then the host-offload plugin's devices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -32,7 +32,9 @@ pub mod param {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed to a kernel parameter of this type",
     note = "pass `&Preload`/`&PreloadMut`/`&T` to `&T` parameters, `&mut PreloadMut`/`&mut T` to \
-            `&mut T` parameters, and plain device data by value to value parameters"
+            `&mut T` parameters, and plain device data by value to value parameters; a raw \
+            pointer (`&mut x as *mut _`) is not accepted: pass the reference itself (`&mut x`), \
+            which the launch maps to the device and back"
 )]
 pub unsafe trait KernelArg<P> {
     /// How the address slot is mapped (an `intrinsics::arg_kind` constant).

@@ -80,6 +80,8 @@ pub use event::Event;
 pub use host_buffer::HostBuffer;
 #[cfg(not(offload_device))]
 pub use launch::{Dim, Elements, KernelArg, PresentArg, SharedBytes, param};
+/// `#[offload::kernel]` by upstream's name (`core::offload::offload_kernel`).
+pub use offload_macros::kernel as offload_kernel;
 pub use offload_macros::{DeviceCopy, kernel};
 #[cfg(not(offload_device))]
 pub use preload::{
@@ -106,17 +108,116 @@ pub use view::{PresentSlice, PresentSliceMut};
 /// present arguments must have been preloaded on that device (else `Error::WrongDevice`).
 #[macro_export]
 macro_rules! launch {
-    (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, $shared, $($arg),*)
+    (on $device:expr, $kernel:path, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
+        <$kernel>::__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, $shared, $($arg),*)
     };
-    (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, 0, $($arg),*)
+    (on $device:expr, $kernel:path, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
+        <$kernel>::__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, 0, $($arg),*)
     };
-    ($($kernel:ident)::+, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch(-1, $grid, $block, $shared, $($arg),*)
+    ($kernel:path, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
+        <$kernel>::__offload_launch(-1, $grid, $block, $shared, $($arg),*)
     };
-    ($($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch(-1, $grid, $block, 0, $($arg),*)
+    ($kernel:path, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
+        <$kernel>::__offload_launch(-1, $grid, $block, 0, $($arg),*)
+    };
+}
+
+/// Launches a kernel with upstream's fields (`core::offload::offload!`), in any order:
+///
+/// ```text
+/// offload!(kernel = kernels::axpy::<f32>, workgroup_dim = [4096, 1, 1],
+///          thread_dim = [256, 1, 1], dyn_cache = 0, device = 0, args = (2.0f32, &x, &mut y))
+/// ```
+///
+/// `kernel` and `args` (a tuple literal) are required; `workgroup_dim` (blocks) and
+/// `thread_dim` (threads per block) default to `[1, 1, 1]`, `dyn_cache` (shared memory bytes)
+/// to 0, `device` to the default device (an index, `u32`, or a [`Device`]). A field given
+/// twice, a missing one or an unknown one is a compile error. The launch is [`launch!`]'s, the
+/// same function with the same arguments and checks: present guards, plain `&T`/`&mut T` mapped
+/// around it, scalars by value; it returns `Result<(), offload::Error>`.
+#[macro_export]
+macro_rules! offload {
+    ($($fields:tt)*) => {
+        $crate::__offload_fields!([] [] [] [] [] [] $($fields)*)
+    };
+}
+
+/// `offload!`'s fields, one at a time, into `[kernel] [args] [workgroup_dim] [thread_dim]
+/// [dyn_cache] [device]`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __offload_fields {
+    ([] $a:tt $w:tt $t:tt $c:tt $d:tt kernel = $kernel:path $(, $($rest:tt)*)?) => {
+        $crate::__offload_fields!([$kernel] $a $w $t $c $d $($($rest)*)?)
+    };
+    ([$($k:tt)+] $a:tt $w:tt $t:tt $c:tt $d:tt kernel = $($rest:tt)*) => {
+        ::core::compile_error!("duplicate field `kernel`")
+    };
+    ($k:tt [] $w:tt $t:tt $c:tt $d:tt args = ($($arg:expr),* $(,)?) $(, $($rest:tt)*)?) => {
+        $crate::__offload_fields!($k [($($arg),*)] $w $t $c $d $($($rest)*)?)
+    };
+    ($k:tt [$($x:tt)+] $w:tt $t:tt $c:tt $d:tt args = $($rest:tt)*) => {
+        ::core::compile_error!("duplicate field `args`")
+    };
+    ($k:tt [] $w:tt $t:tt $c:tt $d:tt args = $($rest:tt)*) => {
+        ::core::compile_error!("`args` must be a tuple literal: `args = (a, &x, &mut y)`")
+    };
+    ($k:tt $a:tt [] $t:tt $c:tt $d:tt workgroup_dim = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::__offload_fields!($k $a [$v] $t $c $d $($($rest)*)?)
+    };
+    ($k:tt $a:tt [$($x:tt)+] $t:tt $c:tt $d:tt workgroup_dim = $($rest:tt)*) => {
+        ::core::compile_error!("duplicate field `workgroup_dim`")
+    };
+    ($k:tt $a:tt $w:tt [] $c:tt $d:tt thread_dim = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::__offload_fields!($k $a $w [$v] $c $d $($($rest)*)?)
+    };
+    ($k:tt $a:tt $w:tt [$($x:tt)+] $c:tt $d:tt thread_dim = $($rest:tt)*) => {
+        ::core::compile_error!("duplicate field `thread_dim`")
+    };
+    ($k:tt $a:tt $w:tt $t:tt [] $d:tt dyn_cache = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::__offload_fields!($k $a $w $t [$v] $d $($($rest)*)?)
+    };
+    ($k:tt $a:tt $w:tt $t:tt [$($x:tt)+] $d:tt dyn_cache = $($rest:tt)*) => {
+        ::core::compile_error!("duplicate field `dyn_cache`")
+    };
+    ($k:tt $a:tt $w:tt $t:tt $c:tt [] device = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::__offload_fields!($k $a $w $t $c [$v] $($($rest)*)?)
+    };
+    ($k:tt $a:tt $w:tt $t:tt $c:tt [$($x:tt)+] device = $($rest:tt)*) => {
+        ::core::compile_error!("duplicate field `device`")
+    };
+    ($k:tt $a:tt $w:tt $t:tt $c:tt $d:tt $field:ident = $($rest:tt)*) => {
+        ::core::compile_error!(::core::concat!(
+            "unknown field `", ::core::stringify!($field),
+            "` (offload! takes kernel, args, workgroup_dim, thread_dim, dyn_cache, device)"
+        ))
+    };
+    ([] $a:tt $w:tt $t:tt $c:tt $d:tt) => {
+        ::core::compile_error!("missing `kernel`")
+    };
+    ($k:tt [] $w:tt $t:tt $c:tt $d:tt) => {
+        ::core::compile_error!("missing `args`")
+    };
+    ([$kernel:path] [($($arg:expr),*)] [$($w:expr)?] [$($t:expr)?] [$($c:expr)?] [$($d:expr)?]) => {
+        <$kernel>::__offload_launch(
+            $crate::__offload_or!([$($crate::__private::LaunchDevice::runtime_id(&$d))?] -1i64),
+            $crate::__offload_or!([$($w)?] [1u32, 1, 1]),
+            $crate::__offload_or!([$($t)?] [1u32, 1, 1]),
+            $crate::__offload_or!([$($c)?] 0u32),
+            $($arg),*
+        )
+    };
+}
+
+/// The value given, or the default.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __offload_or {
+    ([$value:expr] $default:expr) => {
+        $value
+    };
+    ([] $default:expr) => {
+        $default
     };
 }
 
@@ -129,23 +230,22 @@ macro_rules! launch {
 /// accepted ([`PresentArg`]): a plain `&T`/`&mut T` is mapped around one launch and does not
 /// compile here. Nothing needs waiting for by hand: dropping a guard, `sync`, `update`, a
 /// preload or a [`launch!`] first waits for the device's queued kernels; [`synchronize`] waits
-/// explicitly. A preload of data inside a live [`Preload`]'s data, and its drop, do not wait:
-/// they make no runtime call, and no queued kernel can write data borrowed shared (unless
-/// another thread maps or releases that data at that moment). Returns
+/// explicitly. The views of a live guard (`Preload::slice`) make no runtime call and do not
+/// wait. Returns
 /// `Result<(), offload::Error>` once the kernel is enqueued (a kernel that faults is reported
 /// by the next call that waits).
 #[macro_export]
 macro_rules! launch_async {
-    (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, $shared, $($arg),*)
+    (on $device:expr, $kernel:path, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
+        <$kernel>::__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, $shared, $($arg),*)
     };
-    (on $device:expr, $($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, 0, $($arg),*)
+    (on $device:expr, $kernel:path, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
+        <$kernel>::__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, 0, $($arg),*)
     };
-    ($($kernel:ident)::+, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch_async(-1, $grid, $block, $shared, $($arg),*)
+    ($kernel:path, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
+        <$kernel>::__offload_launch_async(-1, $grid, $block, $shared, $($arg),*)
     };
-    ($($kernel:ident)::+, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        $($kernel)::+::__offload_launch_async(-1, $grid, $block, 0, $($arg),*)
+    ($kernel:path, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
+        <$kernel>::__offload_launch_async(-1, $grid, $block, 0, $($arg),*)
     };
 }

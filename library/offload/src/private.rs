@@ -3,6 +3,8 @@
 
 use core::ptr::NonNull;
 
+#[cfg(not(offload_device))]
+pub use crate::device::LaunchDevice;
 pub use crate::device_copy::assert_no_padding;
 pub use crate::geometry::{Geometry, geometry_slot};
 pub use crate::intrinsics::arg_kind;

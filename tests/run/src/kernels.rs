@@ -505,3 +505,40 @@ pub fn reverse_fours(values: &mut [f32]) {
         four.copy_from_slice(&fours.read_array::<4>(4 * t));
     }
 }
+
+/// `y = a * x + y` over each element type its instances list: one entry point per instance in
+/// every device image (`axpy__f32`, `axpy__f64`, `axpy__i32`).
+#[offload::kernel(instances(f32, f64, i32))]
+pub fn axpy<T: DeviceCopy + Copy + core::ops::Mul<Output = T> + core::ops::Add<Output = T>>(
+    a: T,
+    x: &[T],
+    y: &mut [T],
+) {
+    let i = offload::gpu::global_id_x();
+    if i < y.len() && i < x.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+/// Thread `i` sums the `TILE` values from `i * TILE`: the tile size a constant of the instance.
+#[offload::kernel(instances(4, 32))]
+pub fn tile_sums<const TILE: usize>(values: &[u32], sums: &mut [u32]) {
+    let i = offload::gpu::global_id_x();
+    if let Some(sum) = sums.get_mut(i) {
+        let mut total = 0u32;
+        for k in 0..TILE {
+            total = total.wrapping_add(values.get(i * TILE + k).copied().unwrap_or(0));
+        }
+        *sum = total;
+    }
+}
+
+/// `y[i] = x[i] * x[i]`, declared with upstream's name for the attribute (`offload_kernel`) and
+/// launched with `offload!` (upstream_names.rs).
+#[offload::offload_kernel]
+pub fn square(x: &[f32], y: &mut [f32]) {
+    let i = offload::gpu::global_id_x();
+    if i < x.len() && i < y.len() {
+        y[i] = x[i] * x[i];
+    }
+}

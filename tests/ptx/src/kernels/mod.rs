@@ -2,6 +2,7 @@
 
 mod device_environment;
 mod fp_contract;
+mod generic;
 mod launch_bounds;
 mod matrix;
 mod shared_memory;
