@@ -167,15 +167,6 @@ pub(crate) unsafe fn before_cuda_register(image: *const u8, len: i64) {
 /// libomptarget, whose handle the functions are looked up in (its own first, then libomp's).
 const RUNTIME_LIBRARIES: [&str; 2] = ["libomp.so.5", "libomptarget.so.19.1"];
 
-/// The variable that sets the largest device buffer libomptarget's memory manager serves from
-/// its pool of freed buffers (8 KiB by default: beyond it every mapping is a `cuMemAlloc` and a
-/// `cuMemFree`, 89 us together for 16 KiB on an H200), and the library's default: 64 KiB. A
-/// launch's plain `&T`/`&mut T` and small preloads are mapped and freed at every launch; with
-/// the pool, 50 automatic saxpy launches at N = 4096 from pinned memory took 1.6-1.7 ms on the
-/// H200 instead of 5.2-6.7 ms (clang's OpenMP, through the same runtime: 3.7 ms). The pool keeps
-/// what it serves until the program ends, at most 64 KiB a buffer; a value the user sets wins.
-const POOL_THRESHOLD: (&str, &str) = ("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD", "65536");
-
 /// Loads the offload runtime and fills `table` with the addresses of the `n` functions named
 /// by `names`: the program calls the runtime through that table (the link stage redirected its
 /// calls there and left the runtime out of the dynamic loader's dependencies), so that a
@@ -243,12 +234,6 @@ unsafe fn try_load_runtime(
     table: *mut *const core::ffi::c_void,
     n: usize,
 ) -> Result<(), String> {
-    let (threshold, pooled) = POOL_THRESHOLD;
-    if std::env::var_os(threshold).is_none() {
-        // SAFETY: the loader runs from the program's first constructor, before the program or
-        // the runtime (not loaded yet) has a thread that could read the environment meanwhile.
-        unsafe { std::env::set_var(threshold, pooled) };
-    }
     let dir = std::env::var_os("OFFLOAD_RUNTIME_DIR").map(std::path::PathBuf::from);
     let install = "this program needs LLVM 19's: install Debian's libomp5-19 as root with \
                    `apt-get install libomp5-19` or `./x.py setup`, or point OFFLOAD_RUNTIME_DIR \
