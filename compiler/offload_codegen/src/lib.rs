@@ -311,7 +311,7 @@ fn verify(module: &Module<'_>) -> Result<()> {
 fn remove_marker_declarations(module: &Module<'_>) {
     let markers: Vec<_> = module
         .get_functions()
-        .filter(|f| f.get_name().to_bytes().starts_with(b"__rust_offload_"))
+        .filter(|f| f.get_name().to_bytes().starts_with(offload_abi::intrinsics::PREFIX.as_bytes()))
         .collect();
     markers.into_iter().for_each(runtime::delete_if_unused);
 }

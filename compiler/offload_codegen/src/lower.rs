@@ -243,7 +243,7 @@ impl<'a, 'ctx> Lowering<'a, 'ctx> {
     }
 
     fn slot_entry(&self, s: &Slot<'ctx>) -> ArgEntry<'ctx> {
-        let literal = s.kind == offload::intrinsics::arg_kind::LITERAL;
+        let literal = s.kind == offload_abi::intrinsics::arg_kind::LITERAL;
         ArgEntry { base: s.value, ptr: (!literal).then_some(s.value), size: s.size }
     }
 

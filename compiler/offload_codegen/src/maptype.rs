@@ -3,7 +3,7 @@
 //! A launch is split as upstream does: the begin mapper carries the copy-in bits, the kernel
 //! `TARGET_PARAM` (plus `LITERAL|IMPLICIT` for scalars), the end mapper the copy-out bits.
 
-use offload::intrinsics::{arg_kind, preload_kind, update_direction};
+use offload_abi::intrinsics::{arg_kind, preload_kind, update_direction};
 
 use crate::abi::map_type::*;
 

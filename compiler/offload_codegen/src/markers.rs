@@ -7,10 +7,7 @@ use inkwell::module::Module;
 use inkwell::values::{
     BasicValueEnum, CallSiteValue, FunctionValue, InstructionOpcode, InstructionValue, IntValue,
 };
-use offload::intrinsics::{LAUNCH_PREFIX, PRELOAD, RELEASE, UPDATE};
-
-/// Prefix every marker shares; an unknown name under it is an error.
-const MARKER_PREFIX: &str = "__rust_offload_";
+use offload_abi::intrinsics::{LAUNCH_PREFIX, PREFIX as MARKER_PREFIX, PRELOAD, RELEASE, UPDATE};
 
 /// One marker call to rewrite.
 pub(crate) enum Marker<'ctx> {

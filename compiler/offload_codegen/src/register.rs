@@ -199,12 +199,10 @@ pub(crate) const CUDA_TRIPLE: &str = offload_abi::nvptx::TRIPLE;
 /// first when a cubin registers (it sets the GPUs' contexts up before libomptarget's CUDA plugin
 /// does).
 pub(crate) const BEFORE_CUDA_REGISTER: &str = "__offload_before_cuda_register";
-/// `*const u8`: the embedded cubin, or null (the library's `extern static`).
-pub(crate) const CUDA_IMAGE_SYMBOL: &str = "__rust_offload_cuda_image";
-/// `i64`: the cubin's length in bytes, or 0.
-pub(crate) const CUDA_IMAGE_LEN_SYMBOL: &str = "__rust_offload_cuda_image_len";
-/// `*const c_char`: the PTX the cubin was assembled from, NUL-terminated, or null.
-pub(crate) const CUDA_PTX_SYMBOL: &str = "__rust_offload_cuda_ptx";
+pub(crate) use offload_abi::intrinsics::{
+    CUDA_IMAGE as CUDA_IMAGE_SYMBOL, CUDA_IMAGE_LEN as CUDA_IMAGE_LEN_SYMBOL,
+    CUDA_PTX as CUDA_PTX_SYMBOL,
+};
 /// What the library declares of the NVIDIA image, and the lowering defines.
 pub(crate) const CUDA_IMAGE_SYMBOLS: [&str; 3] =
     [CUDA_IMAGE_SYMBOL, CUDA_IMAGE_LEN_SYMBOL, CUDA_PTX_SYMBOL];

@@ -6,7 +6,7 @@
 
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
-use offload::intrinsics::{arg_kind, preload_kind, update_direction};
+use offload_abi::intrinsics::{arg_kind, preload_kind, update_direction};
 use offload_codegen::{Config, Image};
 use proptest::prelude::*;
 

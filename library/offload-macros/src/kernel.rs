@@ -13,6 +13,7 @@ use syn::{
     Token, Type, WherePredicate,
 };
 
+use offload_abi::intrinsics::LAUNCH_PREFIX;
 use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTRS_PREFIX, MARKER_PREFIX};
 
 /// `launch_bounds = N` (threads per block, any shape) or `launch_bounds = (X, Y)` /
@@ -728,7 +729,7 @@ fn host_launcher(
     // the lowering turns into the runtime's launch of that symbol.
     let instance_impls = instances.iter().map(|instance| {
         let symbol = &instance.symbol;
-        let marker = format!("__rust_offload_launch.{symbol}");
+        let marker = format!("{LAUNCH_PREFIX}{symbol}");
         let generic_args = &instance.args;
         let ty =
             if generic_args.is_empty() { quote!(#name) } else { quote!(#name<#(#generic_args),*>) };

@@ -31,6 +31,16 @@ pub const fn total_size(sizes: &[usize]) -> usize {
     total
 }
 
+// The declarations' names are literals (a `link_name` must be), checked against the contract.
+const _: () =
+    assert!(offload_abi::same(offload_abi::intrinsics::CUDA_IMAGE, "__rust_offload_cuda_image"));
+const _: () = assert!(offload_abi::same(
+    offload_abi::intrinsics::CUDA_IMAGE_LEN,
+    "__rust_offload_cuda_image_len"
+));
+const _: () =
+    assert!(offload_abi::same(offload_abi::intrinsics::CUDA_PTX, "__rust_offload_cuda_ptx"));
+
 #[cfg(not(offload_device))]
 unsafe extern "C" {
     /// The embedded cubin, defined by the offload lowering (null when the program has none).
