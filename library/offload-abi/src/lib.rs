@@ -19,6 +19,12 @@ pub mod kernel {
     pub const ATTR_FP_CONTRACT: u32 = 1;
 }
 
+/// The host-offload image: the kernels for libomptarget's x86_64 host plugin.
+pub mod host_offload {
+    /// Its target.
+    pub const TRIPLE: &str = "x86_64-unknown-linux-gnu";
+}
+
 /// The NVIDIA image.
 pub mod nvptx {
     /// Its target.

@@ -401,19 +401,12 @@ pub unsafe fn check_mapped(
     device: i64,
     slots: &mut [Slot],
 ) -> Result<LaunchHold, Error> {
-    if slots.iter().any(mapped) {
+    if slots.iter().any(Slot::mapped_by_launch) {
         // SAFETY: per the caller.
         unsafe { check_mapped_slots(kernel, device, slots) }
     } else {
         Ok(LaunchHold::NONE)
     }
-}
-
-/// A non-empty slot the launch maps around itself (empty data is not mapped: it reaches the
-/// kernel as a null, dangling-free reference).
-#[inline(always)]
-pub(crate) fn mapped(slot: &Slot) -> bool {
-    arg_kind::mapped_by_launch(slot.kind) && slot.size > 0
 }
 
 /// The marker's size operand of a slot of kind `kind` (a constant) whose size is `size`: the
@@ -437,7 +430,7 @@ unsafe fn check_mapped_slots(
     };
     let arguments: Vec<(usize, usize, bool)> = slots
         .iter()
-        .filter(|s| mapped(s))
+        .filter(|s| s.mapped_by_launch())
         .map(|s| (s.value as usize, s.size as usize, s.kind == arg_kind::MAP_TO_FROM))
         .collect();
     let plan = crate::ranges::plan_launch(&arguments).map_err(in_launch)?;
@@ -446,12 +439,12 @@ unsafe fn check_mapped_slots(
         crate::stream::synchronize_pending(device)?;
     }
     let data = |start: usize| {
-        let slot = slots.iter().find(|s| mapped(s) && s.value as usize == start);
+        let slot = slots.iter().find(|s| s.mapped_by_launch() && s.value as usize == start);
         slot.expect("a group starts at an argument").value
     };
     // SAFETY: per the caller.
     let hold = unsafe { crate::ranges::hold_launch(device, &plan, data) }.map_err(in_launch)?;
-    let grouped = slots.iter_mut().filter(|s| mapped(s)).zip(&plan.in_group);
+    let grouped = slots.iter_mut().filter(|s| s.mapped_by_launch()).zip(&plan.in_group);
     for (slot, _) in grouped.filter(|&(_, &in_group)| in_group) {
         slot.map = 0;
     }

@@ -155,6 +155,13 @@ impl Slot {
     pub const fn new(kind: i64, value: *const u8, size: i64) -> Slot {
         Slot { kind, value, size, map: size }
     }
+
+    /// Whether this is non-empty data the launch maps around itself (plain `&T`/`&mut T`;
+    /// empty data is not mapped: it reaches the kernel as a null, dangling-free reference).
+    #[inline(always)]
+    pub(crate) fn mapped_by_launch(&self) -> bool {
+        arg_kind::mapped_by_launch(self.kind) && self.size > 0
+    }
 }
 
 /// A GPU's stream, its module (the program's kernels, loaded once more by the library on the
@@ -373,7 +380,7 @@ pub unsafe fn launch_sync(
     }
     // The slots whose data this launch maps itself (the others the library mapped already, in
     // a range overlapping `&T` arguments share).
-    let mapped = |s: &&Slot| crate::launch::mapped(s) && s.map > 0;
+    let mapped = |s: &&Slot| s.mapped_by_launch() && s.map > 0;
     for slot in slots.iter().filter(mapped) {
         // SAFETY: the caller's borrow of the data lasts the whole call.
         unsafe { map_around::<{ preload_kind::ALLOCATE }>(device, slot.value, slot.map) };
@@ -408,7 +415,7 @@ unsafe fn enqueue_around(
     let gpu = gpu(ordinal)?;
     // `(host, device, bytes, back)` of each copy this launch makes: the slots it maps itself.
     let mut copies = Vec::new();
-    for slot in slots.iter().filter(|s| crate::launch::mapped(s) && s.map > 0) {
+    for slot in slots.iter().filter(|s| s.mapped_by_launch() && s.map > 0) {
         // SAFETY: a lookup in the runtime's mapping table; it changes nothing.
         let mapped = unsafe { sys::omp_get_mapped_ptr(slot.value.cast(), id as c_int) };
         if mapped.is_null() {

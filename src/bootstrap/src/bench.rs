@@ -87,7 +87,7 @@ pub(crate) fn bench(
             );
         }
         let tools = prepare(root, config)?;
-        bundle::bundle(root, config, &tools)?;
+        bundle::bundle(root, config, &tools, |out| add_to_bundle(root, config, &tools, out))?;
         root.join(BUNDLE)
     } else {
         root.to_path_buf()

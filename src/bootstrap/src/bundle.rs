@@ -35,7 +35,14 @@ fi
 exec python3 x.py "$@"
 "#;
 
-pub(crate) fn bundle(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
+/// Writes the bundle; `benchmarks` adds the benchmarks' programs and anchors to the folder it is
+/// given (`bench::add_to_bundle`: the bench module builds on this one, not the other way).
+pub(crate) fn bundle(
+    root: &Path,
+    config: &Config,
+    tools: &Tools,
+    benchmarks: impl FnOnce(&Path) -> Result<()>,
+) -> Result<()> {
     let out = root.join("build/gpu-bundle");
     if out.exists() {
         std::fs::remove_dir_all(&out).with_context(|| format!("clearing {}", out.display()))?;
@@ -51,8 +58,8 @@ pub(crate) fn bundle(root: &Path, config: &Config, tools: &Tools) -> Result<()> 
         }
         copy(root, &root.join(package).join("Cargo.toml"), &out)?;
     }
-    // The saxpy benchmark and its anchors, for `./run-on-gpu.sh bench` (bench.rs).
-    crate::bench::add_to_bundle(root, config, tools, &out)?;
+    // The benchmarks and their anchors, for `./run-on-gpu.sh bench`.
+    benchmarks(&out)?;
     copy(root, &root.join("x.py"), &out)?;
     let bootstrap = root.join("target/debug/bootstrap");
     copy(root, &bootstrap, &out)?;

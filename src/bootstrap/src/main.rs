@@ -124,7 +124,9 @@ fn run(command: Command) -> Result<()> {
         }
         Command::Bundle => {
             let tools = prepare(&root, &config)?;
-            bundle::bundle(&root, &config, &tools)
+            bundle::bundle(&root, &config, &tools, |out| {
+                bench::add_to_bundle(&root, &config, &tools, out)
+            })
         }
         Command::Install { root: into, debug } => {
             prepare(&root, &config)?;

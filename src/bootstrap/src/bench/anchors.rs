@@ -17,10 +17,12 @@ use crate::shell;
 
 /// The anchors' folder inside a bundle.
 pub(crate) const DIR: &str = "anchors";
-const SOURCES: [&str; 3] = [CUDA_SOURCE, CLANG_SOURCE, super::workloads::ANCHOR_SOURCE];
+const SOURCES: [&str; 3] = [CUDA_SOURCE, CLANG_SOURCE, WORKLOADS_SOURCE];
 const CUDA_SOURCE: &str = "bench_cuda.cu";
 const CUDA_BINARY: &str = "bench_cuda";
 const CLANG_SOURCE: &str = "bench.c";
+/// The kernel workloads' anchor (CUDA by hand, CUB, cuBLAS), built by workloads.rs.
+pub(crate) const WORKLOADS_SOURCE: &str = "workloads.cu";
 const CLANG_BINARY: &str = "bench_omp";
 /// Beside the clang binary's place in a bundle: why it is not there.
 const CLANG_NOT_BUILT: &str = "bench_omp.not-built";

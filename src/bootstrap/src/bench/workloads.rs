@@ -26,7 +26,7 @@ pub(crate) const PACKAGE: &str = "benches/workloads";
 pub(crate) const BINARY: &str = "workloads-bench";
 pub(crate) const DEFAULT_OUT: &str = "build/bench-workloads";
 /// The anchor's source in a bundle's anchors folder, and its binary.
-pub(crate) const ANCHOR_SOURCE: &str = "workloads.cu";
+const ANCHOR_SOURCE: &str = anchors::WORKLOADS_SOURCE;
 const ANCHOR_BINARY: &str = "workloads";
 /// Repetitions each program times of every figure, per run (the anchor's default).
 const INNER_REPS: &str = "20";

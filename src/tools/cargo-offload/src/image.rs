@@ -11,7 +11,7 @@ use crate::Config;
 use crate::command::Cmd;
 use crate::project::Project;
 
-pub(crate) const HOST_TRIPLE: &str = "x86_64-unknown-linux-gnu";
+pub(crate) const HOST_TRIPLE: &str = offload_abi::host_offload::TRIPLE;
 
 /// One built device image.
 pub(crate) struct Image {
@@ -36,14 +36,14 @@ impl Image {
     /// An image named by the record of an earlier build; `None` for an unknown target.
     pub(crate) fn recorded(triple: &str, path: PathBuf) -> Option<Image> {
         let triple =
-            [HOST_TRIPLE, crate::nvptx::NVPTX_TRIPLE].into_iter().find(|t| *t == triple)?;
+            [HOST_TRIPLE, offload_abi::nvptx::TRIPLE].into_iter().find(|t| *t == triple)?;
         Some(Image { triple, path, made: Made::default() })
     }
 
     /// The PTX an NVIDIA image was assembled from, written beside it: the program embeds it
     /// for the library's own CUDA module, which the driver compiles.
     pub(crate) fn ptx(&self) -> Option<PathBuf> {
-        (self.triple == crate::nvptx::NVPTX_TRIPLE).then(|| self.path.with_extension("ptx"))
+        (self.triple == offload_abi::nvptx::TRIPLE).then(|| self.path.with_extension("ptx"))
     }
 }
 

@@ -403,7 +403,7 @@ fn unit_graph(manifest: &Path, selection: &Features) -> Result<serde_json::Value
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = std::process::Command::new(cargo)
         .args(["build", "--unit-graph", "-Z", "unstable-options", "--release", "--target"])
-        .arg(crate::image::HOST_TRIPLE)
+        .arg(offload_abi::host_offload::TRIPLE)
         .arg("--manifest-path")
         .arg(manifest)
         .args(selection.cargo_args())
@@ -432,7 +432,7 @@ fn unit_features(graph: &serde_json::Value, id: &str) -> Option<Vec<String>> {
     });
     let unit = libraries
         .clone()
-        .find(|u| u["platform"].as_str() == Some(crate::image::HOST_TRIPLE))
+        .find(|u| u["platform"].as_str() == Some(offload_abi::host_offload::TRIPLE))
         .or_else(|| libraries.clone().find(|u| u["platform"].is_null()))?;
     unit["features"].as_array()?.iter().map(|f| f.as_str().map(str::to_owned)).collect()
 }
