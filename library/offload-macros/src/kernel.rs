@@ -603,51 +603,32 @@ fn host_launcher(
         .iter()
         .flat_map(|w| &w.predicates)
         .partition(|p| matches!(p, WherePredicate::Lifetime(_)) || names_lifetime(p));
-    let type_params: Vec<TokenStream> = generic
-        .iter()
-        .map(|p| match p {
+    // Each parameter as the kernel's type declares it (`T`, `const N: usize`), as the impl
+    // declares it (with the kernel's bounds), and as an argument (`T`, `N`); the type
+    // parameters again for the type's marker field.
+    let (mut type_params, mut bounded_params, mut type_args, mut phantom) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for p in &generic {
+        match p {
             GenericParam::Type(t) => {
                 let ident = &t.ident;
-                quote!(#ident)
+                let mut bounded = t.clone();
+                bounded.default = None;
+                bounded.eq_token = None;
+                type_params.push(quote!(#ident));
+                bounded_params.push(quote!(#bounded));
+                type_args.push(quote!(#ident));
+                phantom.push(ident);
             }
             GenericParam::Const(c) => {
                 let (ident, ty) = (&c.ident, &c.ty);
-                quote!(const #ident: #ty)
+                type_params.push(quote!(const #ident: #ty));
+                bounded_params.push(quote!(const #ident: #ty));
+                type_args.push(quote!(#ident));
             }
             GenericParam::Lifetime(_) => unreachable!("lifetimes are left out"),
-        })
-        .collect();
-    let type_args: Vec<TokenStream> = generic
-        .iter()
-        .map(|p| match p {
-            GenericParam::Type(t) => t.ident.to_token_stream(),
-            GenericParam::Const(c) => c.ident.to_token_stream(),
-            GenericParam::Lifetime(_) => unreachable!("lifetimes are left out"),
-        })
-        .collect();
-    let phantom: Vec<&Ident> = generic
-        .iter()
-        .filter_map(|p| match p {
-            GenericParam::Type(t) => Some(&t.ident),
-            _ => None,
-        })
-        .collect();
-    let bounded_params: Vec<TokenStream> = generic
-        .iter()
-        .map(|p| match p {
-            GenericParam::Type(t) => {
-                let mut t = t.clone();
-                t.default = None;
-                t.eq_token = None;
-                quote!(#t)
-            }
-            GenericParam::Const(c) => {
-                let (ident, ty) = (&c.ident, &c.ty);
-                quote!(const #ident: #ty)
-            }
-            GenericParam::Lifetime(_) => unreachable!("lifetimes are left out"),
-        })
-        .collect();
+        }
+    }
 
     let mut generics: Vec<TokenStream> = lifetimes.iter().map(|l| quote!(#l)).collect();
     let mut async_generics = generics.clone();
