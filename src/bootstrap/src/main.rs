@@ -51,10 +51,10 @@ enum Command {
         /// Rewrite the ui tests' `.stderr` files from the compiler's output.
         #[arg(long)]
         bless: bool,
-        /// Run the gpu suite's programs under compute-sanitizer's memcheck, racecheck and
-        /// initcheck too; any report fails.
-        #[arg(long)]
-        sanitize: bool,
+        /// Run the gpu suite's programs under compute-sanitizer's tools too (all three, or
+        /// those named: --sanitize=racecheck,initcheck); any report fails.
+        #[arg(long, value_enum, value_name = "TOOLS", num_args = 0.., require_equals = true, value_delimiter = ',')]
+        sanitize: Option<Vec<sanitize::Tool>>,
     },
     /// Build an example of examples/ through the offload pipeline and run it.
     Run {
@@ -112,11 +112,18 @@ fn run(command: Command) -> Result<()> {
             if bless {
                 bail!("--bless rewrites ui tests, which need cargo");
             }
-            test::test_prebuilt(&root, &suites, sanitize)
+            test::test_prebuilt(&root, &suites, &sanitize::chosen(sanitize))
         }
         Command::Test { suites, bless, sanitize } => {
             let tools = prepare(&root, &config)?;
-            test::test(&root, &config, &tools, &suites, test::Options { bless, sanitize })
+            let sanitize = sanitize::chosen(sanitize);
+            test::test(
+                &root,
+                &config,
+                &tools,
+                &suites,
+                test::Options { bless, sanitize: &sanitize },
+            )
         }
         Command::Bench { bench, reps, out } => {
             let options = bench::Options { bench, reps: reps as usize, out };

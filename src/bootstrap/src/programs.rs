@@ -288,7 +288,7 @@ pub(crate) fn run_checked(
             problems.push(format!(
                 "compute-sanitizer --tool {} reported:
 {reports}",
-                sanitizer.tool
+                sanitizer.tool.name()
             ));
         }
     }

@@ -9,8 +9,39 @@ use std::process::Command;
 
 use anyhow::{Result, bail};
 
-/// The tools, in the order they run.
-pub(crate) const TOOLS: &[&str] = &["memcheck", "racecheck", "initcheck"];
+/// A tool of compute-sanitizer's that checks a program's own use of the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Tool {
+    Memcheck,
+    Racecheck,
+    Initcheck,
+}
+
+impl Tool {
+    /// Its name on compute-sanitizer's command line.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Tool::Memcheck => "memcheck",
+            Tool::Racecheck => "racecheck",
+            Tool::Initcheck => "initcheck",
+        }
+    }
+}
+
+/// The tools `--sanitize[=TOOLS]` asked for, in the order they run: none without the flag, all
+/// three with it alone.
+pub(crate) fn chosen(asked: Option<Vec<Tool>>) -> Vec<Tool> {
+    let all = [Tool::Memcheck, Tool::Racecheck, Tool::Initcheck];
+    match asked {
+        None => Vec::new(),
+        Some(named) if named.is_empty() => all.to_vec(),
+        Some(named) => all.into_iter().filter(|t| named.contains(t)).collect(),
+    }
+}
+
+/// The variable a program run under a tool finds set to the tool's name: the tool's own memory
+/// is in the process's, so a program that measures its memory knows not to judge it.
+pub(crate) const ENV: &str = "OFFLOAD_SANITIZER";
 
 /// compute-sanitizer, found on PATH or in CUDA's default folder.
 pub(crate) fn find() -> Result<PathBuf> {
@@ -30,7 +61,7 @@ pub(crate) fn find() -> Result<PathBuf> {
 /// One tool over one run.
 pub(crate) struct Sanitizer<'a> {
     pub(crate) binary: &'a Path,
-    pub(crate) tool: &'a str,
+    pub(crate) tool: Tool,
     /// Where each process's report goes (`PID.log`).
     pub(crate) logs: &'a Path,
     /// Driver calls the program makes fail on purpose (a pinned allocation too large for the
@@ -43,12 +74,13 @@ impl Sanitizer<'_> {
     /// `this_process_only` (a program whose children fault on purpose).
     pub(crate) fn command(&self, program: &Path, this_process_only: bool) -> Command {
         let mut cmd = Command::new(self.binary);
-        cmd.args(["--tool", self.tool])
+        cmd.args(["--tool", self.tool.name()])
             .arg("--target-processes")
             .arg(if this_process_only { "application-only" } else { "all" })
             .arg("--log-file")
             .arg(self.logs.join("%p.log"))
-            .arg(program);
+            .arg(program)
+            .env(ENV, self.tool.name());
         cmd
     }
 

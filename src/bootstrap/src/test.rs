@@ -15,7 +15,7 @@ use anyhow::{Result, bail};
 
 use crate::config::Config;
 use crate::programs::{self, Flavor, RUN_SUITE};
-use crate::sanitize::{self, Sanitizer};
+use crate::sanitize::{self, Sanitizer, Tool};
 use crate::tools::Tools;
 use crate::{install, setup, shell};
 
@@ -35,11 +35,11 @@ struct Request {
 }
 
 /// How the suites run.
-pub(crate) struct Options {
+pub(crate) struct Options<'a> {
     /// Rewrite the ui tests' `.stderr` files.
     pub(crate) bless: bool,
-    /// Run the gpu suite under compute-sanitizer too.
-    pub(crate) sanitize: bool,
+    /// compute-sanitizer's tools to run the gpu suite under too.
+    pub(crate) sanitize: &'a [Tool],
 }
 
 pub(crate) fn test(
@@ -57,7 +57,7 @@ pub(crate) fn test(
     if bless && !requests.iter().any(|r| r.suite == "ui") {
         bail!("--bless rewrites the .stderr files of ui tests: name the ui suite or a ui test");
     }
-    if sanitize && !requests.iter().any(|r| r.suite == "gpu") {
+    if !sanitize.is_empty() && !requests.iter().any(|r| r.suite == "gpu") {
         bail!("--sanitize runs the gpu suite under compute-sanitizer: ./x.py test gpu --sanitize");
     }
     let (mut passed, mut failed) = (0usize, 0usize);
@@ -201,7 +201,7 @@ fn install_suite(root: &Path) -> Result<()> {
 }
 
 /// On a machine without cargo: the gpu suite over the programs built before.
-pub(crate) fn test_prebuilt(root: &Path, requested: &[String], sanitize: bool) -> Result<()> {
+pub(crate) fn test_prebuilt(root: &Path, requested: &[String], sanitize: &[Tool]) -> Result<()> {
     if requested.iter().map(|s| suite_name(s)).collect::<Result<Vec<_>>>()? != ["gpu"] {
         bail!(
             "without cargo only `./x.py test gpu` runs (over programs built elsewhere by ./x.py test gpu)"
@@ -217,7 +217,7 @@ pub(crate) fn test_prebuilt(root: &Path, requested: &[String], sanitize: bool) -
 /// against the same computation on the CPU; the copies must match the host-offload runs'.
 /// `build` is `None` on a machine without cargo, which runs what was built before. With
 /// `sanitize`, the suite then runs once more under each of compute-sanitizer's tools.
-fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>, sanitize: bool) -> Result<()> {
+fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>, sanitize: &[Tool]) -> Result<()> {
     if let Some((config, tools)) = build {
         for package in RUN_SUITE {
             programs::build(root, tools, config, &root.join(package), Flavor::GpuOnly)?;
@@ -233,11 +233,11 @@ fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>, sanitize: bool) -> R
         );
     };
     eprintln!("x: {}", String::from_utf8_lossy(&gpu.stdout).trim());
-    let sanitizer = if sanitize { Some(sanitize::find()?) } else { None };
+    let sanitizer = if sanitize.is_empty() { None } else { Some(sanitize::find()?) };
     run_programs(root, Flavor::GpuOnly, None)?;
     let Some(sanitizer) = sanitizer else { return Ok(()) };
-    for tool in sanitize::TOOLS {
-        eprintln!("x: the gpu suite under compute-sanitizer --tool {tool}");
+    for &tool in sanitize {
+        eprintln!("x: the gpu suite under compute-sanitizer --tool {}", tool.name());
         run_programs(root, Flavor::GpuOnly, Some((&sanitizer, tool)))?;
     }
     Ok(())
@@ -305,7 +305,7 @@ fn run_suite(root: &Path, config: &Config, tools: &Tools, flavor: Flavor) -> Res
     run_programs(root, flavor, None)
 }
 
-fn run_programs(root: &Path, flavor: Flavor, sanitizer: Option<(&Path, &str)>) -> Result<()> {
+fn run_programs(root: &Path, flavor: Flavor, sanitizer: Option<(&Path, Tool)>) -> Result<()> {
     let (mut passed, mut failed, mut not_run) = (0usize, 0usize, 0usize);
     for package in RUN_SUITE {
         for program in programs::programs(root, &root.join(package), flavor)? {
@@ -332,15 +332,21 @@ fn run_programs(root: &Path, flavor: Flavor, sanitizer: Option<(&Path, &str)>) -
                     logs: logs.path(),
                     expected: &program.sanitize_expects,
                 });
+                let started = std::time::Instant::now();
                 let result = programs::run_checked(&program, run, sanitizer.as_ref())?;
+                // Under a sanitizer, how long each took (the tools slow programs down many times).
+                let took = match sanitizer {
+                    Some(_) => format!("({:.1} s) ", started.elapsed().as_secs_f64()),
+                    None => String::new(),
+                };
                 if result.ok {
                     println!(
-                        "run {name} ... ok {}",
+                        "run {name} ... ok {took}{}",
                         result.stdout.lines().next().unwrap_or_default()
                     );
                     passed += 1;
                 } else {
-                    println!("run {name} ... FAILED: {}\n{}", result.detail, result.stdout);
+                    println!("run {name} ... FAILED {took}: {}\n{}", result.detail, result.stdout);
                     failed += 1;
                 }
             }

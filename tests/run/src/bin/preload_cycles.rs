@@ -3,7 +3,9 @@
 //! second half of the cycles adds nothing to what the first half reached (the allocator's high
 //! water mark for the mixed sizes, a few MiB on the host plugin, whose device memory is host
 //! memory). On a GPU, the device's free memory is measured too: after the cycles it is back at
-//! its level before them (within the driver's and the runtime's pools).
+//! its level before them (within the driver's and the runtime's pools). Under compute-sanitizer
+//! (`OFFLOAD_SANITIZER` set) the memory levels are the tool's as much as ours and are not judged;
+//! the table still must be empty.
 //! Every cycle copies in, and the mutable ones back (plus one warm-up copy in).
 //@ run: 100000 => h2d=100001 d2h=50000
 
@@ -39,6 +41,10 @@ fn main() {
         // SAFETY: a lookup in the runtime's table.
         let present = unsafe { offload::sys::omp_target_is_present(p, 0) };
         assert_eq!(present, 0, "a range of {len} elements is still mapped");
+    }
+    if let Ok(tool) = std::env::var("OFFLOAD_SANITIZER") {
+        println!("ok: {cycles} cycles, the table empty; memory not judged under {tool}");
+        return;
     }
     // 50,000 cycles leaking 40 bytes each would add 2 MiB; the allocator's own drift over the
     // second half stays near 1 MiB.
