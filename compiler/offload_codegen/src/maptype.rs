@@ -48,7 +48,6 @@ pub(crate) fn preload_begin(kind: i64) -> Option<i64> {
     match kind {
         preload_kind::READ => Some(TO),
         preload_kind::READ_WRITE => Some(TO | ALWAYS),
-        preload_kind::ALLOCATE => Some(NONE),
         _ => None,
     }
 }
@@ -57,7 +56,7 @@ pub(crate) fn preload_begin(kind: i64) -> Option<i64> {
 /// the same reason as its begin.
 pub(crate) fn release_end(kind: i64) -> Option<i64> {
     match kind {
-        preload_kind::READ | preload_kind::ALLOCATE => Some(NONE),
+        preload_kind::READ => Some(NONE),
         preload_kind::READ_WRITE => Some(FROM | ALWAYS),
         _ => None,
     }
@@ -121,11 +120,5 @@ mod tests {
         assert_eq!(release_end(preload_kind::READ_WRITE), Some(FROM | ALWAYS));
         assert_eq!(preload_begin(preload_kind::READ), Some(TO));
         assert_eq!(preload_begin(preload_kind::READ_WRITE), Some(TO | ALWAYS));
-    }
-
-    #[test]
-    fn an_allocation_copies_nothing_either_way() {
-        assert_eq!(preload_begin(preload_kind::ALLOCATE), Some(NONE));
-        assert_eq!(release_end(preload_kind::ALLOCATE), Some(NONE));
     }
 }

@@ -29,11 +29,7 @@ fn size() -> impl Strategy<Value = Size> {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    let preload_kinds = prop_oneof![
-        Just(preload_kind::READ),
-        Just(preload_kind::READ_WRITE),
-        Just(preload_kind::ALLOCATE)
-    ];
+    let preload_kinds = prop_oneof![Just(preload_kind::READ), Just(preload_kind::READ_WRITE)];
     let directions =
         prop_oneof![Just(update_direction::FROM_DEVICE), Just(update_direction::TO_DEVICE)];
     let slot_kinds = prop_oneof![

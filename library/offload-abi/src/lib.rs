@@ -84,9 +84,6 @@ pub mod intrinsics {
         pub const READ: i64 = 0;
         /// `PreloadMut<T>`: copied in once, copied back when released.
         pub const READ_WRITE: i64 = 1;
-        /// Device memory alone, no copy either way: a launch's plain `&T`/`&mut T` on a GPU, whose
-        /// copies the library makes on its own stream, around the kernel.
-        pub const ALLOCATE: i64 = 2;
     }
 
     /// Which way an update copies: the direction operand of [`UPDATE`].

@@ -37,6 +37,9 @@ const DEFAULT_SHARED: u32 = 48 << 10;
 /// `CU_STREAM_NON_BLOCKING`: the stream does not synchronise with the legacy default stream.
 pub(crate) const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
 
+/// `CUDA_ERROR_OUT_OF_MEMORY`.
+const CUDA_ERROR_OUT_OF_MEMORY: CuResult = 2;
+
 /// The driver's entry points, with the signatures of `cuda.h` (CUDA 11.x and later; the `_v2`
 /// names are the ones `cuda.h` maps the plain names to).
 pub(crate) struct Api {
@@ -80,6 +83,10 @@ pub(crate) struct Api {
     memcpy_htod_async: unsafe extern "C" fn(u64, *const c_void, usize, CuStream) -> CuResult,
     /// `cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream)`
     memcpy_dtoh_async: unsafe extern "C" fn(*mut c_void, u64, usize, CuStream) -> CuResult,
+    /// `cuMemAlloc(CUdeviceptr*, size_t bytes)`, in the current context.
+    mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
+    /// `cuMemFree(CUdeviceptr)`
+    mem_free: unsafe extern "C" fn(u64) -> CuResult,
     /// `cuEventCreate(CUevent*, unsigned flags)`
     event_create: unsafe extern "C" fn(*mut CuEvent, c_uint) -> CuResult,
     /// `cuEventRecord(CUevent, CUstream)`
@@ -143,6 +150,8 @@ unsafe fn load() -> Option<Api> {
             stream_synchronize: entry!(c"cuStreamSynchronize"),
             memcpy_htod_async: entry!(c"cuMemcpyHtoDAsync_v2"),
             memcpy_dtoh_async: entry!(c"cuMemcpyDtoHAsync_v2"),
+            mem_alloc: entry!(c"cuMemAlloc_v2"),
+            mem_free: entry!(c"cuMemFree_v2"),
             event_create: entry!(c"cuEventCreate"),
             event_record: entry!(c"cuEventRecord"),
             event_synchronize: entry!(c"cuEventSynchronize"),
@@ -424,6 +433,29 @@ impl Api {
         // SAFETY: per the caller.
         let result = unsafe { (self.memcpy_dtoh_async)(dst.cast(), src, bytes, stream) };
         self.check("cuMemcpyDtoHAsync", result)
+    }
+
+    /// `bytes` of device memory in the current context; none left is [`Error::OutOfMemory`].
+    pub(crate) fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+        let mut address = 0;
+        // SAFETY: the driver writes one address; a context is current (callers' duty).
+        let result = unsafe { (self.mem_alloc)(&mut address, bytes) };
+        if result == CUDA_ERROR_OUT_OF_MEMORY {
+            let available = self.memory_info().map_or(0, |(free, _)| free);
+            return Err(Error::OutOfMemory { bytes, available });
+        }
+        self.check("cuMemAlloc", result)?;
+        Ok(address)
+    }
+
+    /// Frees memory from [`alloc`](Self::alloc), in its context (current).
+    ///
+    /// # Safety
+    /// `address` must be from [`alloc`](Self::alloc), freed once, and no enqueued work may
+    /// still use it.
+    pub(crate) unsafe fn free(&self, address: u64) -> Result<(), Error> {
+        // SAFETY: per the caller.
+        self.check("cuMemFree", unsafe { (self.mem_free)(address) })
     }
 
     /// A new event, recorded on `stream` (`CU_EVENT_DEFAULT`: with timing), in the current

@@ -468,7 +468,7 @@ pub(crate) unsafe fn discard_leaked(
             // SAFETY: a mapping of data the caller lends; no guard can release it any more, and
             // no kernel uses it (synchronised above). The readers' kind copies nothing back.
             unsafe {
-                crate::stream::release_around::<{ preload_kind::READ }>(
+                release_around::<{ preload_kind::READ }>(
                     device,
                     root,
                     (root_end - root_start) as i64,
@@ -513,13 +513,7 @@ fn release_launch(number: u64) {
     for &(data, bytes) in launch.joined.iter().rev().filter(|_| !lost) {
         // SAFETY: mapped by `hold_launch` for this launch, which has returned; the data is
         // borrowed by its caller until the hold is dropped.
-        unsafe {
-            crate::stream::release_around::<{ preload_kind::READ }>(
-                launch.device,
-                data,
-                bytes as i64,
-            )
-        };
+        unsafe { release_around::<{ preload_kind::READ }>(launch.device, data, bytes as i64) };
     }
     registry().release_launch(&launch.held);
     SETTLED.notify_all();
@@ -581,11 +575,34 @@ pub(crate) unsafe fn hold_launch(
     for &(data, bytes) in &joined {
         // SAFETY: borrowed until the hold is dropped (the caller's contract); the hold releases
         // it, and its root is busy meanwhile.
-        unsafe {
-            crate::stream::map_around::<{ preload_kind::READ_WRITE }>(device, data, bytes as i64)
-        };
+        unsafe { map_around::<{ preload_kind::READ_WRITE }>(device, data, bytes as i64) };
     }
     Ok(hold)
+}
+
+// The marker calls of a launch's shared range, one function per kind: the lowering needs each
+// kind as a constant operand, and two calls in the branches of one function would be merged
+// into one call of a selected kind.
+
+/// The begin mapper of `bytes` at `data`, mapped around a launch: the range that overlapping
+/// `&T` arguments share ([`hold_launch`]).
+///
+/// # Safety
+/// The data must stay borrowed until [`release_around`].
+#[inline(never)]
+unsafe fn map_around<const KIND: i64>(device: i64, data: *const u8, bytes: i64) {
+    // SAFETY: per the caller.
+    unsafe { crate::intrinsics::preload(device, data, bytes, KIND) };
+}
+
+/// The end mapper of data mapped by [`map_around`].
+///
+/// # Safety
+/// The data must have been mapped by [`map_around`], and no kernel may still use it.
+#[inline(never)]
+unsafe fn release_around<const KIND: i64>(device: i64, data: *const u8, bytes: i64) {
+    // SAFETY: per the caller.
+    unsafe { crate::intrinsics::release(device, data, bytes, KIND) };
 }
 
 #[cfg(test)]

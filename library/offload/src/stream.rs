@@ -2,7 +2,7 @@
 //! one per GPU, in the GPU's primary context (the one libomptarget's CUDA plugin uses, so the
 //! device addresses of its mappings are valid there).
 //!
-//! Soundness rests on three facts (README.md's "Asynchronous launches" has the whole argument):
+//! Soundness rests on three facts (docs/GUIDE.md's "Asynchronous launches" has the whole argument):
 //! 1. only present data (`Preload`/`PreloadMut` and their ranges) and scalars reach an
 //!    asynchronous kernel (`PresentArg`), so a kernel touches device memory only, and only
 //!    memory that a guard keeps mapped;
@@ -27,7 +27,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::copies::{self, Direction};
 use crate::cuda::{self, Api, CuContext, CuFunction, CuModule, CuStream};
 use crate::geometry::Geometry;
-use crate::intrinsics::{self, arg_kind, preload_kind};
+use crate::intrinsics::arg_kind;
 use crate::{Error, rt, sys};
 
 /// GPUs the library's streams serve (CUDA ordinals below it). Launches on others go through
@@ -199,6 +199,33 @@ impl Gpu {
         })
     }
 
+    /// Enqueues `function` with parameter `values` (8 bytes each, as the entry declares them)
+    /// on the stream, in the GPU's context (current).
+    ///
+    /// # Safety
+    /// One value per entry parameter; every device address among them must stay allocated
+    /// until the kernel ends.
+    unsafe fn enqueue_kernel(
+        &self,
+        function: CuFunction,
+        geometry: &Geometry,
+        mut values: Vec<u64>,
+    ) -> Result<(), Error> {
+        let mut params: Vec<*mut c_void> =
+            values.iter_mut().map(|v| (v as *mut u64).cast::<c_void>()).collect();
+        // SAFETY: per the caller.
+        unsafe {
+            self.api.launch(
+                function,
+                geometry.grid,
+                geometry.block,
+                geometry.shared,
+                self.stream,
+                &mut params,
+            )
+        }
+    }
+
     fn function(&self, image: CudaImage, kernel: &'static str) -> Result<CuFunction, Error> {
         let (module, _) = *self
             .module
@@ -296,46 +323,17 @@ pub unsafe fn launch_async(
     };
     let gpu = gpu(ordinal)?;
     let function = gpu.function(image, kernel)?;
-    // The entry's parameters: `dyn_ptr` (null), the geometry slot (which the nvptx entry
-    // ignores: the hardware has the geometry), then the slots.
-    let mut values: Vec<u64> = Vec::with_capacity(slots.len() + 2);
-    values.extend([0, 0]);
-    for slot in slots {
-        values.push(match slot.kind {
-            arg_kind::LITERAL => slot.value as usize as u64,
-            arg_kind::PRESENT if slot.size == 0 => 0,
-            arg_kind::PRESENT => {
-                // SAFETY: a lookup in the runtime's mapping table; it changes nothing.
-                let mapped = unsafe { sys::omp_get_mapped_ptr(slot.value.cast(), id as c_int) };
-                if mapped.is_null() {
-                    return Err(Error::NotPresent { kernel });
-                }
-                mapped as usize as u64
-            }
-            _ => unreachable!("`PresentArg` admits present data and scalars only"),
-        });
-    }
-    let mut params: Vec<*mut c_void> =
-        values.iter_mut().map(|v| (v as *mut u64).cast::<c_void>()).collect();
+    // SAFETY: per the caller, present data only (no slot has memory of the launch's own).
+    let values = unsafe { parameters(id, kernel, slots, &[]) }?;
     gpu.api.with_context(gpu.context, || {
-        // SAFETY: one parameter per entry slot (the caller's contract), each 8 bytes as the
-        // entry declares them; the device addresses belong to mappings that stay allocated
-        // until a synchronisation (see the module's documentation).
-        let launched = unsafe {
-            gpu.api.launch(
-                function,
-                geometry.grid,
-                geometry.block,
-                geometry.shared,
-                gpu.stream,
-                &mut params,
-            )
-        };
+        // SAFETY: the values match the entry (the caller's contract); the device addresses
+        // belong to mappings that stay allocated until a synchronisation (see the module's
+        // documentation).
+        let launched = unsafe { gpu.enqueue_kernel(function, &geometry, values) };
         // Counted once the driver has the kernel, even if restoring the context fails after:
         // an uncounted queued kernel would let a later Drop skip its wait.
         if launched.is_ok() {
-            LAUNCHED[ordinal].fetch_add(1, Ordering::Release);
-            ANY_LAUNCHED.store(true, Ordering::Release);
+            count_enqueued(ordinal);
         }
         launched
     })?;
@@ -344,15 +342,16 @@ pub unsafe fn launch_async(
 
 /// A synchronous launch through the library's stream on `device`'s GPU, so that a kernel that
 /// faults is [`Error::Cuda`] here (and at every later wait: the driver keeps the error) instead
-/// of libomptarget 19 ending the process. Arguments mapped around the launch (plain `&T` and
-/// `&mut T`) get device memory from the runtime's begin mapper (no copy: [`preload_kind::ALLOCATE`])
-/// and are copied by the library on its stream ([`copies`](crate::copies)): in before the kernel,
-/// `&mut T` back after it, then one wait, then the runtime's end mappers free the memory. Those
-/// the library has mapped already (overlapping `&T` arguments, [`Slot::map`] 0) were copied in
-/// then. Present data and values pass as they are. After a fault the mappings are left as they
-/// are: the GPU's context is lost, and the runtime would end the process on them. `Ok(false)`
-/// when the device is not a CUDA GPU, or `OFFLOAD_LAUNCH=runtime` asks for libomptarget's
-/// `__tgt_target_kernel` always: the caller launches through the runtime then.
+/// of libomptarget 19 ending the process. Each plain `&T`/`&mut T` argument gets device memory
+/// of its own from the driver (`cuMemAlloc`), copied in on the stream; then the kernel, the
+/// copies back of `&mut T`, one wait, and the frees ([`enqueue_around`]). The runtime's
+/// mapping table is not asked: its begin and end mappers cost about 18 us a call on an H200
+/// (four a launch of two arguments), the driver's allocation and free 2-4 us. Those the library
+/// has mapped already (overlapping `&T` arguments, [`Slot::map`] 0) were copied in then.
+/// Present data and values pass as they are. After a fault the memory is left as it is: the
+/// GPU's context is lost. `Ok(false)` when the device is not a CUDA GPU, or
+/// `OFFLOAD_LAUNCH=runtime` asks for libomptarget's `__tgt_target_kernel` always: the caller
+/// launches through the runtime then.
 ///
 /// # Safety
 /// As [`launch_async`], except that slots may also be `MAP_TO`/`MAP_TO_FROM` data borrowed
@@ -378,114 +377,121 @@ pub unsafe fn launch_sync(
         }
         return Ok(false);
     }
-    // The slots whose data this launch maps itself (the others the library mapped already, in
-    // a range overlapping `&T` arguments share).
-    let mapped = |s: &&Slot| s.mapped_by_launch() && s.map > 0;
-    for slot in slots.iter().filter(mapped) {
-        // SAFETY: the caller's borrow of the data lasts the whole call.
-        unsafe { map_around::<{ preload_kind::ALLOCATE }>(device, slot.value, slot.map) };
-    }
-    // SAFETY: per the caller; the mapped slots have device memory until released below.
-    let enqueued = unsafe { enqueue_around(image, id, ordinal, kernel, geometry, slots) };
-    // Whatever the enqueues said, wait for the stream before the mappings go: a copy or kernel
-    // the driver took must not have its memory freed under it. A failed wait means the GPU's
-    // context is lost (this kernel or an earlier one faulted): nothing more may reach the
-    // runtime for this data.
-    synchronize_ordinal(ordinal)?;
-    for slot in slots.iter().filter(mapped).rev() {
-        // SAFETY: mapped above with the same range; the stream has finished with it.
-        unsafe { release_around::<{ preload_kind::ALLOCATE }>(device, slot.value, slot.map) };
-    }
-    enqueued
-}
-
-/// [`launch_sync`]'s work on the stream: the copies in, the kernel, the copies back, each
-/// counted as enqueued work (`LAUNCHED`), so that the caller's wait covers it.
-///
-/// # Safety
-/// As [`launch_sync`]; the data of every mapped slot with `map > 0` has device memory.
-unsafe fn enqueue_around(
-    image: CudaImage,
-    id: usize,
-    ordinal: usize,
-    kernel: &'static str,
-    geometry: Geometry,
-    slots: &[Slot],
-) -> Result<bool, Error> {
     let gpu = gpu(ordinal)?;
-    // `(host, device, bytes, back)` of each copy this launch makes: the slots it maps itself.
-    let mut copies = Vec::new();
-    for slot in slots.iter().filter(|s| s.mapped_by_launch() && s.map > 0) {
-        // SAFETY: a lookup in the runtime's mapping table; it changes nothing.
-        let mapped = unsafe { sys::omp_get_mapped_ptr(slot.value.cast(), id as c_int) };
-        if mapped.is_null() {
-            return Err(Error::NotPresent { kernel });
+    let function = gpu.function(image, kernel)?;
+    let mut own: Vec<Option<u64>> = vec![None; slots.len()];
+    let enqueued = gpu.api.with_context(gpu.context, || {
+        // SAFETY: per the caller.
+        let enqueued =
+            unsafe { enqueue_around(gpu, function, id, kernel, &geometry, slots, &mut own) };
+        // Whatever part of it the driver took is covered by the wait below.
+        count_enqueued(ordinal);
+        enqueued
+    });
+    // Whatever the enqueues said, wait for the stream before the memory goes and before
+    // returning: the borrowed host data must not be touched by a copy after the call. A failed
+    // wait means the GPU's context is lost (this kernel or an earlier one faulted).
+    synchronize_ordinal(ordinal)?;
+    let freed = gpu.api.with_context(gpu.context, || {
+        own.iter().flatten().try_for_each(|&device| {
+            // SAFETY: allocated by `enqueue_around`, freed once; the stream has finished with it.
+            unsafe { gpu.api.free(device) }
+        })
+    });
+    enqueued.and(freed).map(|()| true)
+}
+
+/// [`launch_sync`]'s work, in the GPU's context: for each slot with data of its own (plain,
+/// non-empty, not in a range mapped already), device memory (`own[i]`, which the caller frees
+/// after its wait) and the copy in; the kernel; the copies back of `&mut T`.
+///
+/// # Safety
+/// As [`launch_sync`]; the caller waits for the stream before the borrows end.
+unsafe fn enqueue_around(
+    gpu: &Gpu,
+    function: CuFunction,
+    id: usize,
+    kernel: &'static str,
+    geometry: &Geometry,
+    slots: &[Slot],
+    own: &mut [Option<u64>],
+) -> Result<(), Error> {
+    let api = gpu.api;
+    for (slot, mine) in slots.iter().zip(own.iter_mut()) {
+        if !slot.mapped_by_launch() || slot.map == 0 {
+            continue;
         }
-        let back = slot.kind == arg_kind::MAP_TO_FROM;
-        copies.push((slot.value, mapped as usize as u64, slot.map as usize, back));
+        let bytes = slot.map as usize;
+        let device = api.alloc(bytes)?;
+        *mine = Some(device);
+        // SAFETY: the caller's borrow lasts until the stream has finished (the caller waits);
+        // `device` was allocated for it.
+        unsafe {
+            copies::enqueue(api, gpu.stream, Direction::ToDevice, slot.value, device, bytes)
+        }?;
     }
-    let copy = |direction: Direction| {
-        gpu.api.with_context(gpu.context, || {
-            for &(host, device, bytes, back) in &copies {
-                if back || direction == Direction::ToDevice {
-                    // SAFETY: the caller's borrow lasts until the stream has finished (the
-                    // caller waits); `device` is the runtime's memory for it, in this context.
-                    unsafe {
-                        copies::enqueue(gpu.api, gpu.stream, direction, host, device, bytes)
-                    }?;
-                }
-            }
-            Ok(())
-        })
-    };
-    // Each batch is counted once enqueued, as `launch_async` counts a kernel: a wait that sees
-    // the count covers the batch, so the caller's wait cannot be skipped by one made between.
-    let counted = |copied: Result<(), Error>, any: bool| {
-        if any {
-            LAUNCHED[ordinal].fetch_add(1, Ordering::Release);
+    // SAFETY: present slots are mapped (the caller's contract); the others have memory.
+    let values = unsafe { parameters(id, kernel, slots, own) }?;
+    // SAFETY: as above; the memory stays allocated until after the caller's wait.
+    unsafe { gpu.enqueue_kernel(function, geometry, values) }?;
+    for (slot, mine) in slots.iter().zip(own.iter()) {
+        if let (Some(device), arg_kind::MAP_TO_FROM) = (*mine, slot.kind) {
+            // SAFETY: a `&mut T` argument, borrowed mutably for the whole call.
+            unsafe {
+                copies::enqueue(
+                    api,
+                    gpu.stream,
+                    Direction::ToHost,
+                    slot.value,
+                    device,
+                    slot.map as usize,
+                )
+            }?;
         }
-        copied
-    };
-    counted(copy(Direction::ToDevice), !copies.is_empty())?;
-    let present: Vec<Slot> = slots
-        .iter()
-        .map(|s| {
-            if arg_kind::mapped_by_launch(s.kind) {
-                Slot { kind: arg_kind::PRESENT, ..*s }
-            } else {
-                *s
-            }
-        })
-        .collect();
-    // SAFETY: per the caller, and the mapped slots are present until released.
-    let launched = unsafe { launch_async(image, id as i64, kernel, geometry, &present) }?;
-    counted(copy(Direction::ToHost), copies.iter().any(|c| c.3))?;
-    Ok(launched)
+    }
+    Ok(())
 }
 
-// The marker calls of `launch_sync`, one function per kind: the lowering needs each kind as a
-// constant operand, and two calls in the branches of one function would be merged into one
-// call of a selected kind.
-
-/// The begin mapper of `bytes` at `data`, mapped around a launch: a slot's data, or the range
-/// that overlapping `&T` arguments share (`ranges::hold_launch`).
+/// A kernel's parameter values: `dyn_ptr` (null), the geometry slot (which the nvptx entry
+/// ignores: the hardware has the geometry), then one per slot: a scalar's bits, null for empty
+/// data, the launch's own memory for the slot (`own[i]`) where it has some, else the device
+/// address of the runtime's mapping of present data.
 ///
 /// # Safety
-/// The data must stay borrowed until [`release_around`].
-#[inline(never)]
-pub(crate) unsafe fn map_around<const KIND: i64>(device: i64, data: *const u8, bytes: i64) {
-    // SAFETY: per the caller.
-    unsafe { intrinsics::preload(device, data, bytes, KIND) };
+/// Each slot without memory of its own must be data mapped on runtime device `id`.
+unsafe fn parameters(
+    id: usize,
+    kernel: &'static str,
+    slots: &[Slot],
+    own: &[Option<u64>],
+) -> Result<Vec<u64>, Error> {
+    let mut values: Vec<u64> = Vec::with_capacity(slots.len() + 2);
+    values.extend([0, 0]);
+    for (i, slot) in slots.iter().enumerate() {
+        values.push(match slot.kind {
+            arg_kind::LITERAL => slot.value as usize as u64,
+            arg_kind::PRESENT | arg_kind::MAP_TO | arg_kind::MAP_TO_FROM if slot.size == 0 => 0,
+            arg_kind::PRESENT | arg_kind::MAP_TO | arg_kind::MAP_TO_FROM => match own.get(i) {
+                Some(&Some(device)) => device,
+                _ => {
+                    // SAFETY: a lookup in the runtime's mapping table; it changes nothing.
+                    let mapped = unsafe { sys::omp_get_mapped_ptr(slot.value.cast(), id as c_int) };
+                    if mapped.is_null() {
+                        return Err(Error::NotPresent { kernel });
+                    }
+                    mapped as usize as u64
+                }
+            },
+            _ => unreachable!("the launch macros make literal, present and mapped slots only"),
+        });
+    }
+    Ok(values)
 }
 
-/// The end mapper of data mapped by [`map_around`].
-///
-/// # Safety
-/// The data must have been mapped by [`map_around`], and no kernel may still use it.
-#[inline(never)]
-pub(crate) unsafe fn release_around<const KIND: i64>(device: i64, data: *const u8, bytes: i64) {
-    // SAFETY: per the caller.
-    unsafe { intrinsics::release(device, data, bytes, KIND) };
+/// Counts work just enqueued on GPU `ordinal`'s stream: a wait that sees the count covers it.
+fn count_enqueued(ordinal: usize) {
+    LAUNCHED[ordinal].fetch_add(1, Ordering::Release);
+    ANY_LAUNCHED.store(true, Ordering::Release);
 }
 
 /// `OFFLOAD_LAUNCH=runtime`: every synchronous launch goes through libomptarget's
