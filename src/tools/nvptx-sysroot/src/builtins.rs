@@ -11,8 +11,8 @@ use crate::compile::Crate;
 use crate::shell::Shell;
 use crate::toolchain::Toolchain;
 
-/// A crates.io release that builds with the 1.97 nightly. The nightly's own copy is in-tree
-/// (`library/compiler-builtins`) and has no pages in rust-docs.
+/// A crates.io release that builds with the 1.97 nightly: the version of that nightly's own
+/// copy, `library/compiler-builtins` in rust-src.
 pub(crate) const VERSION: &str = "0.1.160";
 
 /// libm's `scalbn` calls `i32::clamp`, which the nightly cannot monomorphize from inside

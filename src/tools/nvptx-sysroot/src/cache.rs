@@ -3,13 +3,15 @@
 //!
 //! ```text
 //! <cache_dir>/
-//!     <commit hash, 12 digits>-<target cpu>/     e.g. e50aa6fba4e6-sm_90
+//!     <commit hash, 12 digits>-<target cpu>-<recipe, 8 hex digits>/
+//!                                                e.g. e50aa6fba4e6-sm_90-1f0c9a2b; a locally
+//!                                                built rustc's is local-<16 hex digits>-...
 //!         stamp                                  recipe, target cpu and `rustc -vV`
 //!         sysroot/lib/rustlib/nvptx64-nvidia-cuda/lib/
 //!             libcore.rlib libcompiler_builtins.rlib liballoc.rlib
-//!         src/library/{core,alloc,stdarch,portable-simd}/    rebuilt from rust-docs
-//!         src/vendor/compiler_builtins-<version>/            patched for nvptx64
+//!         src/vendor/compiler_builtins-<version>/    patched for nvptx64
 //!         src/fetch/Cargo.toml                   the manifest cargo vendored it with
+//!     rustc-<32 hex digits>.txt                  one rustc binary's answers (toolchain.rs)
 //!     .staging-<key>-XXXXXX/                     an entry being built; removed on failure,
 //!                                                or an hour later if the build was killed
 //! ```
@@ -26,7 +28,7 @@ use crate::toolchain::Toolchain;
 
 /// Names how entries are built; change it whenever the build's flags or inputs change, so
 /// that entries built the old way are rebuilt.
-const RECIPE: &str = "offload-nvptx-sysroot recipe 1: core, compiler_builtins 0.1.160, alloc; -Copt-level=3 -Cembed-bitcode=yes";
+const RECIPE: &str = "offload-nvptx-sysroot recipe 2: core and alloc from rust-src, compiler_builtins 0.1.160 from crates.io; -Copt-level=3 -Cembed-bitcode=yes";
 
 /// How many digits of the commit hash name an entry.
 const HASH_DIGITS: usize = 12;
@@ -56,14 +58,18 @@ impl Entry {
         let toolchain_id = match &toolchain.commit_hash {
             Some(hash) => hash.chars().take(HASH_DIGITS).collect(),
             // A locally built rustc: tell toolchains apart by version text and location.
-            None => format!(
-                "local-{:016x}",
-                fnv1a(&format!("{}{}", toolchain.verbose_version, toolchain.sysroot.display()))
-            ),
+            None => {
+                let text = format!("{}{}", toolchain.verbose_version, toolchain.sysroot.display());
+                format!("local-{}", &blake3::hash(text.as_bytes()).to_hex()[..16])
+            }
         };
+        // The recipe is in the folder's name, not only in its stamp: programs built against an
+        // entry name its folder in their flags, and cargo rebuilds them only when those change,
+        // so a new recipe must not rebuild an entry in place under them.
+        let recipe = &blake3::hash(RECIPE.as_bytes()).to_hex()[..8];
         Ok(Self {
             cache_dir: cache_dir.to_owned(),
-            key: format!("{toolchain_id}-{target_cpu}"),
+            key: format!("{toolchain_id}-{target_cpu}-{recipe}"),
             stamp: format!("{RECIPE}\ntarget-cpu: {target_cpu}\n{}", toolchain.verbose_version),
         })
     }
@@ -158,11 +164,4 @@ fn remove_leftovers(cache_dir: &Path) {
             let _ = fs::remove_dir_all(entry.path());
         }
     }
-}
-
-/// 64-bit FNV-1a: a hash that stays the same across Rust releases.
-fn fnv1a(text: &str) -> u64 {
-    const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-    text.bytes().fold(OFFSET_BASIS, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(PRIME))
 }

@@ -21,12 +21,12 @@ pub(crate) struct Crate {
 }
 
 impl Crate {
-    /// core, from a `library` folder laid out like rust-src's.
+    /// core, from rust-src's `library` folder.
     pub(crate) fn core(library: &Path) -> Self {
         Self { name: "core", root: library.join("core/src/lib.rs"), cfgs: Vec::new(), deps: &[] }
     }
 
-    /// alloc, from a `library` folder laid out like rust-src's.
+    /// alloc, from rust-src's `library` folder.
     pub(crate) fn alloc(library: &Path) -> Self {
         Self {
             name: "alloc",

@@ -4,22 +4,19 @@
 //!
 //! [`ensure`] takes the first of these that the toolchain allows:
 //! 1. its own nvptx64 standard library (`rustup target add nvptx64-nvidia-cuda`);
-//! 2. core and alloc built from its rust-src component;
-//! 3. core and alloc built from sources rebuilt out of its rust-docs component's rustdoc
-//!    source pages (see [`reconstruct_sources`]), the offline fallback.
+//! 2. core and alloc built from its rust-src component, with compiler_builtins from
+//!    crates.io, cached per toolchain and target CPU under [`Config::cache_dir`].
 //!
-//! Ways 2 and 3 also build compiler_builtins from crates.io, and cache the result per
-//! toolchain and target CPU under [`Config::cache_dir`].
+//! Without either it fails, naming the rustup command that adds rust-src: there is no offline
+//! rebuild of the sources, as every supported setup has rust-src (`./x.py setup` installs it).
 
 mod builtins;
 mod cache;
 mod compile;
-mod reconstruct;
-mod rustdoc_page;
 mod shell;
 mod toolchain;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
@@ -73,51 +70,13 @@ pub fn ensure(cfg: &Config) -> Result<PathBuf> {
     Ok(entry.sysroot())
 }
 
-/// Rebuilds the sources of core and alloc (with the stdarch and portable-simd files core
-/// includes) from the rust-docs pages of `rustc`'s toolchain into `<dest>/library`, laid out
-/// like rust-src's `library`; returns that folder. Every file is checked against its page's
-/// line count; doc-only markdown files missing from the pages are written empty.
-pub fn reconstruct_sources(rustc: &Path, dest: &Path) -> Result<PathBuf> {
-    let toolchain = Toolchain::query(rustc, &Shell::new(false))?;
-    let Some(pages) = toolchain.rustdoc_sources() else {
-        bail!(
-            "{} has no rust-docs source pages (run `rustup component add rust-docs --toolchain nightly`)",
-            toolchain.sysroot.display()
-        );
-    };
-    Ok(reconstruct::from_rustdoc(&pages, dest)?.library)
-}
-
-/// Where core and alloc sources come from.
-enum LibrarySource {
-    /// rust-src's `library` folder.
-    RustSrc(PathBuf),
-    /// rust-docs' source pages, `share/doc/rust/html/src`.
-    RustdocPages(PathBuf),
-}
-
 /// Builds the entry in a staging folder and renames it into place.
 fn build(cfg: &Config, toolchain: &Toolchain, entry: &Entry, shell: &Shell) -> Result<()> {
-    let source = library_source(toolchain)?;
+    let library = rust_src(toolchain)?;
     let cpu = &cfg.target_cpu;
     let staging = entry.stage()?;
     let src = staging.path().join("src");
 
-    let library = match source {
-        LibrarySource::RustSrc(library) => library,
-        LibrarySource::RustdocPages(pages) => {
-            let rebuilt = shell
-                .stage("rebuilding core and alloc sources from rust-docs", || {
-                    reconstruct::from_rustdoc(&pages, &src)
-                })?;
-            shell.note(&format!(
-                "rebuilt {} source files, wrote {} doc files empty",
-                rebuilt.files,
-                rebuilt.stubs.len()
-            ));
-            rebuilt.library
-        }
-    };
     let builtins_dir =
         shell.stage(&format!("fetching compiler_builtins {}", builtins::VERSION), || {
             let dir = builtins::fetch(toolchain, &src, shell)?;
@@ -139,8 +98,8 @@ fn build(cfg: &Config, toolchain: &Toolchain, entry: &Entry, shell: &Shell) -> R
     staging.commit(entry)
 }
 
-/// The first source of core and alloc the toolchain has, or an error saying what to install.
-fn library_source(toolchain: &Toolchain) -> Result<LibrarySource> {
+/// rust-src's `library` folder, or an error saying how to install it.
+fn rust_src(toolchain: &Toolchain) -> Result<PathBuf> {
     if !toolchain.is_nightly() {
         bail!(
             "{} is {}, not a nightly, and has no nvptx64 standard library (pass a nightly rustc, e.g. from `rustup which rustc --toolchain nightly`)",
@@ -148,14 +107,43 @@ fn library_source(toolchain: &Toolchain) -> Result<LibrarySource> {
             toolchain.release
         );
     }
-    if let Some(library) = toolchain.rust_src() {
-        Ok(LibrarySource::RustSrc(library))
-    } else if let Some(pages) = toolchain.rustdoc_sources() {
-        Ok(LibrarySource::RustdocPages(pages))
-    } else {
+    let Some(library) = toolchain.rust_src() else {
         bail!(
-            "the toolchain at {} has no nvptx64 standard library, no rust-src and no rust-docs to build one from (run `rustup component add rust-src --toolchain nightly`, or `rustup component add rust-docs --toolchain nightly` where rust-src is unavailable)",
-            toolchain.sysroot.display()
+            "the toolchain at {} has no nvptx64 standard library and no rust-src to build core and alloc from (run `rustup component add rust-src --toolchain {}`)",
+            toolchain.sysroot.display(),
+            toolchain.rustup_name()
         )
+    };
+    Ok(library)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_toolchain_without_rust_src_names_the_command_that_adds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let sysroot = dir.path().join("toolchains/nightly-x86_64-unknown-linux-gnu");
+        let toolchain = Toolchain {
+            rustc: sysroot.join("bin/rustc"),
+            sysroot: sysroot.clone(),
+            verbose_version: String::new(),
+            release: "1.97.0-nightly".to_owned(),
+            commit_hash: None,
+        };
+        let error = rust_src(&toolchain).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "the toolchain at {} has no nvptx64 standard library and no rust-src to build core and alloc from (run `rustup component add rust-src --toolchain nightly-x86_64-unknown-linux-gnu`)",
+                sysroot.display()
+            )
+        );
+
+        let library = sysroot.join("lib/rustlib/src/rust/library");
+        std::fs::create_dir_all(library.join("core/src")).unwrap();
+        std::fs::write(library.join("core/src/lib.rs"), "").unwrap();
+        assert_eq!(rust_src(&toolchain).unwrap(), library);
     }
 }

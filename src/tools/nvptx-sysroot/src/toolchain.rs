@@ -45,9 +45,7 @@ impl Toolchain {
             meta.ctime(),
             meta.ctime_nsec()
         );
-        let mut hasher = std::hash::DefaultHasher::new();
-        std::hash::Hash::hash(&identity, &mut hasher);
-        let file = cache_dir.join(format!("rustc-{:016x}.txt", std::hash::Hasher::finish(&hasher)));
+        let file = cache_dir.join(record_name(&identity));
         // identity, then the sysroot, then `rustc -vV`: one file, written whole
         if let Ok(text) = std::fs::read_to_string(&file)
             && let Some((first, rest)) = text.split_once('\n')
@@ -100,10 +98,15 @@ impl Toolchain {
             .filter(|library| library.join("core/src/lib.rs").is_file())
     }
 
-    /// The rustdoc source pages of the rust-docs component (`<crate>/**/*.rs.html`).
-    pub(crate) fn rustdoc_sources(&self) -> Option<PathBuf> {
-        Some(self.sysroot.join("share/doc/rust/html/src"))
-            .filter(|pages| pages.join("core/lib.rs.html").is_file())
+    /// The name rustup knows the toolchain by (its folder under rustup's `toolchains`, e.g.
+    /// `nightly-x86_64-unknown-linux-gnu`), else `nightly`.
+    pub(crate) fn rustup_name(&self) -> String {
+        let in_rustup =
+            self.sysroot.parent().and_then(Path::file_name) == Some("toolchains".as_ref());
+        self.sysroot
+            .file_name()
+            .filter(|_| in_rustup)
+            .map_or_else(|| "nightly".to_owned(), |name| name.to_string_lossy().into_owned())
     }
 
     /// The cargo of the same toolchain, else the one on `PATH`.
@@ -112,6 +115,18 @@ impl Toolchain {
         if sibling.is_file() { sibling } else { PathBuf::from("cargo") }
     }
 }
+
+/// The file in the cache folder that keeps the answers of the rustc binary `identity` names:
+/// named by a stable hash (blake3), so that every Rust release finds the same file. Files named
+/// before (by std's `DefaultHasher`, 16 digits) are never looked at, and the identity on a
+/// record's first line is checked before its answers are used.
+fn record_name(identity: &str) -> String {
+    let hash = blake3::hash(identity.as_bytes()).to_hex();
+    format!("rustc-{}.txt", &hash[..RECORD_HASH_DIGITS])
+}
+
+/// How many hex digits of the blake3 hash name a record.
+const RECORD_HASH_DIGITS: usize = 32;
 
 fn stdout(shell: &Shell, cmd: &mut Command) -> Result<String> {
     let output = shell.run(cmd)?;
@@ -159,5 +174,64 @@ mod tests {
         let updated = Toolchain::query_cached(&rustc, &shell, &cache).unwrap();
         assert_eq!(runs(dir.path()), 4);
         assert_eq!(updated.release, "1.98.0-nightly");
+    }
+
+    /// The one record `query_cached` wrote in `cache`, and its text.
+    fn only_record(cache: &Path) -> (PathBuf, String) {
+        let records: Vec<PathBuf> = std::fs::read_dir(cache)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.file_name().unwrap().to_string_lossy().starts_with("rustc-"))
+            .collect();
+        assert_eq!(records.len(), 1, "{records:?}");
+        let text = std::fs::read_to_string(&records[0]).unwrap();
+        (records[0].clone(), text)
+    }
+
+    #[test]
+    fn records_are_named_by_blake3() {
+        // blake3 of no bytes: af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262
+        assert_eq!(record_name(""), "rustc-af1349b9f5f9a1a6a0404dea36dcc949.txt");
+    }
+
+    #[test]
+    fn records_under_other_names_or_of_other_binaries_are_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let rustc = fake_rustc(dir.path(), "1.97.0-nightly");
+        let shell = Shell::new(false);
+        Toolchain::query_cached(&rustc, &shell, &cache).unwrap();
+        assert_eq!(runs(dir.path()), 2);
+        let (record, text) = only_record(&cache);
+        let (identity, _) = text.split_once('\n').unwrap();
+        let wrong = format!("{identity}\n/elsewhere\nrustc x\nrelease: 0.0.0-wrong\n");
+
+        // A record named as before blake3 (16 digits of std's `DefaultHasher`) is missed.
+        std::fs::remove_file(&record).unwrap();
+        std::fs::write(cache.join("rustc-0123456789abcdef.txt"), &wrong).unwrap();
+        let toolchain = Toolchain::query_cached(&rustc, &shell, &cache).unwrap();
+        assert_eq!(runs(dir.path()), 4, "rustc is asked again");
+        assert_eq!(toolchain.sysroot, Path::new("/opt/sysroot"));
+
+        // A record whose first line names another binary is not believed.
+        std::fs::write(&record, wrong.replacen(identity, "another rustc", 1)).unwrap();
+        let toolchain = Toolchain::query_cached(&rustc, &shell, &cache).unwrap();
+        assert_eq!(runs(dir.path()), 6, "rustc is asked again");
+        assert_eq!(toolchain.release, "1.97.0-nightly");
+    }
+
+    #[test]
+    fn rustup_names_a_toolchain_by_its_folder() {
+        let toolchain = |sysroot: &str| Toolchain {
+            rustc: PathBuf::from("rustc"),
+            sysroot: PathBuf::from(sysroot),
+            verbose_version: String::new(),
+            release: "1.97.0-nightly".to_owned(),
+            commit_hash: None,
+        };
+        let rustup =
+            toolchain("/opt/rustup/toolchains/nightly-2026-05-19-x86_64-unknown-linux-gnu");
+        assert_eq!(rustup.rustup_name(), "nightly-2026-05-19-x86_64-unknown-linux-gnu");
+        assert_eq!(toolchain("/src/rust/build/host/stage1").rustup_name(), "nightly");
     }
 }
