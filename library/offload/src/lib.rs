@@ -51,7 +51,7 @@ pub mod gpu;
 #[cfg(not(offload_device))]
 mod host_buffer;
 #[cfg(not(target_arch = "nvptx64"))]
-mod host_stack;
+mod host_offload;
 pub mod intrinsics;
 #[cfg(not(offload_device))]
 mod launch;
