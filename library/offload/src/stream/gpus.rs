@@ -1,0 +1,186 @@
+//! The library's state of each GPU: its context, stream, module and kernels, opened on the first
+//! launch there.
+
+use core::ffi::{c_int, c_void};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::{Mutex, OnceLock};
+
+use super::module::{CudaImage, ModuleSource, load_module};
+use super::pending::{self, MAX_GPUS};
+use crate::cuda::{self, Api, CuContext, CuFunction, CuModule, CuStream};
+use crate::geometry::Geometry;
+use crate::{Error, rt};
+
+/// A GPU's stream, its module (the program's kernels, loaded once more by the library on the
+/// first launch: see [`load_module`]) and its kernels by name.
+pub(super) struct Gpu {
+    pub(super) api: &'static Api,
+    pub(super) context: CuContext,
+    pub(super) stream: CuStream,
+    module: OnceLock<Result<(CuModule, ModuleSource), Error>>,
+    functions: Mutex<HashMap<&'static str, CuFunction>>,
+}
+
+// SAFETY: driver handles may be used from any thread; the map is behind a mutex.
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+static GPUS: [OnceLock<Result<Gpu, Error>>; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
+impl Gpu {
+    fn open(ordinal: usize) -> Result<Gpu, Error> {
+        let api = cuda::api().ok_or(Error::NoDevice)?;
+        let context = api.primary_context(ordinal as c_int)?;
+        let stream = api.with_context(context, || api.create_stream())?;
+        pending::opened(ordinal, api, stream);
+        Ok(Gpu {
+            api,
+            context,
+            stream,
+            module: OnceLock::new(),
+            functions: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Enqueues `function` with parameter `values` (8 bytes each, as the entry declares them)
+    /// on the stream, in the GPU's context (current).
+    ///
+    /// # Safety
+    /// One value per entry parameter; every device address among them must stay allocated
+    /// until the kernel ends.
+    pub(super) unsafe fn enqueue_kernel(
+        &self,
+        function: CuFunction,
+        geometry: &Geometry,
+        mut values: Vec<u64>,
+    ) -> Result<(), Error> {
+        let mut params: Vec<*mut c_void> =
+            values.iter_mut().map(|v| (v as *mut u64).cast::<c_void>()).collect();
+        // SAFETY: per the caller.
+        unsafe {
+            self.api.launch(
+                function,
+                geometry.grid,
+                geometry.block,
+                geometry.shared,
+                self.stream,
+                &mut params,
+            )
+        }
+    }
+
+    pub(super) fn function(
+        &self,
+        image: CudaImage,
+        kernel: &'static str,
+    ) -> Result<CuFunction, Error> {
+        let (module, _) = *self
+            .module
+            .get_or_init(|| {
+                self.api.with_context(self.context, || {
+                    // SAFETY: the lowering points the image at the embedded cubin, which is
+                    // complete, and its PTX, NUL-terminated.
+                    unsafe { load_module(self.api, image) }
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let mut functions = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&f) = functions.get(kernel) {
+            return Ok(f);
+        }
+        let name = CString::new(kernel).expect("kernel names are Rust identifiers");
+        let f = self.api.function(module, &name)?;
+        functions.insert(kernel, f);
+        Ok(f)
+    }
+}
+
+/// What the library's module on runtime device `device` (-1: the default) was loaded from,
+/// once a launch has opened it; `None` before, and for devices that are not the library's GPUs
+/// (for tests).
+pub fn cuda_module_source(device: i64) -> Option<ModuleSource> {
+    let id = usize::try_from(rt::resolve_device(device).ok()?).ok()?;
+    let gpu = GPUS.get(rt::gpu_ordinal(id)?)?.get()?.as_ref().ok()?;
+    gpu.module.get()?.as_ref().ok().map(|&(_, source)| source)
+}
+
+/// The GPU of CUDA ordinal `ordinal`, opened on first use.
+pub(super) fn gpu(ordinal: usize) -> Result<&'static Gpu, Error> {
+    GPUS[ordinal].get_or_init(|| Gpu::open(ordinal)).as_ref().map_err(Clone::clone)
+}
+
+/// Where a launch on runtime device `device` (-1: the default) can be enqueued: the runtime's
+/// number for the device and its CUDA ordinal (`rt::gpu_ordinal`: the GPUs that can run the
+/// cubin, numbered first). `None` (run through the runtime) for the host-offload plugin's
+/// devices, without a cubin, and for GPUs beyond the library's table ([`MAX_GPUS`]), where a
+/// launch the runtime cannot make as asked (along y or z, or with shared memory: libomptarget
+/// 19 launches along x only) is refused rather than made wrong.
+pub(super) fn cuda_ordinal(
+    image: CudaImage,
+    device: i64,
+    kernel: &'static str,
+    geometry: &Geometry,
+) -> Result<Option<(usize, usize)>, Error> {
+    if image.ptr.is_null() || image.len <= 0 {
+        return Ok(None);
+    }
+    let Some(id) = rt::resolve_device(device).ok().and_then(|d| usize::try_from(d).ok()) else {
+        return Ok(None);
+    };
+    let Some(ordinal) = rt::gpu_ordinal(id) else { return Ok(None) };
+    beyond_table(ordinal, kernel, geometry).map(|()| (ordinal < MAX_GPUS).then_some((id, ordinal)))
+}
+
+/// Refuses a launch on a GPU beyond the library's table that only the library can make.
+fn beyond_table(ordinal: usize, kernel: &'static str, geometry: &Geometry) -> Result<(), Error> {
+    if ordinal >= MAX_GPUS && !geometry.is_linear() {
+        return Err(Error::InvalidGeometry {
+            kernel,
+            reason: "GPUs of CUDA ordinal 64 and above launch through libomptarget 19's \
+                     __tgt_target_kernel, which launches along x only and without shared \
+                     memory: launch so on this GPU, or use one of a lower CUDA ordinal",
+        });
+    }
+    Ok(())
+}
+
+/// The library's stream on runtime device `device` (-1: the default), with its driver and
+/// context, where the device is a GPU within the library's table; `None` for the host-offload
+/// plugin's devices (and GPUs beyond the table), whose launches are synchronous.
+pub(crate) fn device_stream(
+    device: i64,
+) -> Result<Option<(&'static Api, CuContext, CuStream)>, Error> {
+    let id = rt::resolve_device(device)?;
+    let Some(ordinal) = usize::try_from(id).ok().and_then(rt::gpu_ordinal) else {
+        return Ok(None);
+    };
+    if ordinal >= MAX_GPUS {
+        return Ok(None);
+    }
+    let gpu = gpu(ordinal)?;
+    Ok(Some((gpu.api, gpu.context, gpu.stream)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gpu_beyond_the_table_refuses_what_only_the_library_can_launch() {
+        let linear = Geometry { grid: [64, 1, 1], block: [256, 1, 1], shared: 0 };
+        let planar = Geometry { grid: [8, 8, 1], ..linear };
+        let shared = Geometry { shared: 1024, ..linear };
+        for ordinal in [0, MAX_GPUS - 1, MAX_GPUS, MAX_GPUS + 7] {
+            assert!(beyond_table(ordinal, "k", &linear).is_ok());
+        }
+        for geometry in [planar, shared] {
+            assert!(beyond_table(MAX_GPUS - 1, "k", &geometry).is_ok());
+            let e = beyond_table(MAX_GPUS, "k", &geometry).unwrap_err().to_string();
+            assert!(
+                e.starts_with("invalid launch geometry for kernel `k`: GPUs of CUDA ordinal 64"),
+                "{e}"
+            );
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! Asynchronous launches (`launch_async!`): kernels enqueued on a CUDA stream the library owns,
+//! one per GPU, in the GPU's primary context (the one libomptarget's CUDA plugin uses, so the
+//! device addresses of its mappings are valid there).
+//!
+//! Soundness rests on three facts (docs/GUIDE.md's "Asynchronous launches" has the whole argument):
+//! 1. only present data (`Preload`/`PreloadMut` and their ranges) and scalars reach an
+//!    asynchronous kernel (`PresentArg`), so a kernel touches device memory only, and only
+//!    memory that a guard keeps mapped;
+//! 2. every library entry point that makes libomptarget touch a device first waits for that
+//!    device's stream when a kernel may still run there ([`synchronize_pending`]): the end mapper
+//!    of a guard's Drop, `sync`, `update`, a preload and a synchronous launch never overlap our
+//!    kernels, so a `PreloadMut` copies back the data the last kernel wrote;
+//! 3. device memory is freed only by those end mappers; a leaked (`mem::forget`) guard leaves
+//!    its mapping, and so the memory its kernels write, allocated for good.
+//!
+//! - `module`: the program's kernels as a CUDA module (PTX or cubin);
+//! - `gpus`: each GPU's context, stream and kernels;
+//! - `launch`: the launches on a stream, and a synchronous launch's own argument memory;
+//! - `pending`: what may still run on each stream, and the waits.
+
+mod gpus;
+mod launch;
+mod module;
+mod pending;
+
+pub use gpus::cuda_module_source;
+pub(crate) use gpus::device_stream;
+pub use launch::{Slot, launch_async, launch_sync};
+pub use module::{CudaImage, ModuleSource};
+pub(crate) use pending::synchronize_pending_or_exit;
+pub use pending::{pending_launches, synchronize, synchronize_pending};
