@@ -37,8 +37,6 @@
 #[path = "private.rs"]
 pub mod __private;
 #[cfg(not(offload_device))]
-mod copies;
-#[cfg(not(offload_device))]
 mod cuda;
 #[cfg(not(offload_device))]
 mod device;

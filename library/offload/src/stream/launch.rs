@@ -5,10 +5,10 @@
 use core::ffi::c_int;
 use std::sync::OnceLock;
 
+use super::copies::{self, Direction};
 use super::gpus::{Gpu, cuda_ordinal, gpu};
 use super::module::CudaImage;
 use super::pending::{count_enqueued, synchronize_ordinal};
-use crate::copies::{self, Direction};
 use crate::cuda::CuFunction;
 use crate::geometry::Geometry;
 use crate::intrinsics::arg_kind;

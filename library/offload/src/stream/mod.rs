@@ -16,8 +16,10 @@
 //! - `module`: the program's kernels as a CUDA module (PTX or cubin);
 //! - `gpus`: each GPU's context, stream and kernels;
 //! - `launch`: the launches on a stream, and a synchronous launch's own argument memory;
+//! - `copies`: that memory's copies in and back, reported as the runtime reports its own;
 //! - `pending`: what may still run on each stream, and the waits.
 
+mod copies;
 mod gpus;
 mod launch;
 mod module;

@@ -18,7 +18,7 @@ const INFO_DATA_TRANSFER: u32 = 0x20;
 
 /// Which way a copy goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Direction {
+pub(super) enum Direction {
     ToDevice,
     ToHost,
 }
@@ -29,7 +29,7 @@ pub(crate) enum Direction {
 /// # Safety
 /// The host data must be borrowed (mutably, for [`Direction::ToHost`]) until the stream has
 /// finished the copy, and `device` must be memory of the current context mapped for it.
-pub(crate) unsafe fn enqueue(
+pub(super) unsafe fn enqueue(
     api: &Api,
     stream: CuStream,
     direction: Direction,
