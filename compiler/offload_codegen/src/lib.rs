@@ -19,6 +19,7 @@
 pub mod abi;
 mod appending;
 mod binding;
+pub mod cli;
 pub mod device;
 mod lower;
 mod maptype;

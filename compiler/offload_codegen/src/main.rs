@@ -3,15 +3,15 @@
 //! Used by the codegen tests and by anyone reading what the lowering does to a program:
 //! `offload-lower app.bc -o app.ll --image x86_64-unknown-linux-gnu=kernels.so`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result, anyhow};
+use anyhow::{Result, anyhow};
 use clap::Parser;
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
-use offload_codegen::{Config, Image, RuntimeAbi};
+use offload_codegen::cli::LowerFlags;
 
 #[derive(Parser)]
 #[command(
@@ -27,20 +27,8 @@ struct Args {
     /// What to write.
     #[arg(long, value_enum, default_value = "llvm-ir")]
     emit: Emit,
-    /// Offload entry layout of the runtime.
-    #[arg(long, value_enum, default_value = "llvm19")]
-    abi: RuntimeAbi,
-    /// A device image to embed, as TRIPLE=PATH (repeatable).
-    #[arg(long = "image", value_name = "TRIPLE=PATH")]
-    images: Vec<String>,
-    /// The PTX the NVIDIA image was assembled from, embedded for the library's own CUDA
-    /// module (the driver compiles it).
-    #[arg(long, value_name = "PATH")]
-    cuda_ptx: Option<PathBuf>,
-    /// Lower the module as one unit of a program, then append the program's glue made from
-    /// it (as `offload-ld` does with each codegen unit).
-    #[arg(long)]
-    split: bool,
+    #[command(flatten)]
+    lower: LowerFlags,
     /// Optimisation level of the object code (with --emit obj).
     #[arg(long, default_value_t = 2)]
     opt_level: u8,
@@ -66,14 +54,9 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<()> {
     let cx = Context::create();
     let module = read_module(&cx, &args.input)?;
-    let images = args.images.iter().map(|s| parse_image(s)).collect::<Result<Vec<_>>>()?;
-    let cuda_ptx = args
-        .cuda_ptx
-        .as_ref()
-        .map(|p| std::fs::read(p).with_context(|| format!("reading PTX {}", p.display())))
-        .transpose()?;
-    let config = Config { abi: args.abi, images, cuda_ptx };
-    if args.split {
+    // The paths as given: relative to the working folder.
+    let config = args.lower.config(Path::new(""))?;
+    if args.lower.split {
         offload_codegen::lower_split(&cx, &module, &config)?;
     } else {
         offload_codegen::lower(&cx, &module, &config)?;
@@ -93,7 +76,7 @@ fn run(args: Args) -> Result<()> {
     }
 }
 
-fn read_module<'ctx>(cx: &'ctx Context, path: &std::path::Path) -> Result<Module<'ctx>> {
+fn read_module<'ctx>(cx: &'ctx Context, path: &Path) -> Result<Module<'ctx>> {
     let buffer = MemoryBuffer::create_from_file(path)
         .map_err(|e| anyhow!("reading {}: {e}", path.display()))?;
     if buffer.as_slice().starts_with(b"BC\xC0\xDE") {
@@ -102,11 +85,4 @@ fn read_module<'ctx>(cx: &'ctx Context, path: &std::path::Path) -> Result<Module
     } else {
         cx.create_module_from_ir(buffer).map_err(|e| anyhow!("parsing IR {}: {e}", path.display()))
     }
-}
-
-fn parse_image(spec: &str) -> Result<Image> {
-    let (triple, path) =
-        spec.split_once('=').ok_or_else(|| anyhow!("--image takes TRIPLE=PATH, got `{spec}`"))?;
-    let bytes = std::fs::read(path).with_context(|| format!("reading image {path}"))?;
-    Ok(Image { triple: triple.to_owned(), bytes })
 }

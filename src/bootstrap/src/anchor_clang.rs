@@ -52,7 +52,7 @@ pub(crate) fn build_clang_anchor(root: &Path, source: &Path, out: &Path) -> Resu
     let tmp = out.with_extension("partial");
     let mut cuda_path = std::ffi::OsString::from("--cuda-path=");
     cuda_path.push(&cuda);
-    shell::run(
+    shell::runner().run(
         "clang-19 (building the OpenMP anchor)",
         Command::new("clang-19")
             .args(["-O3", "-fopenmp", "--offload-arch=sm_90"])
@@ -88,8 +88,8 @@ fn install_packages() -> Result<()> {
         );
     }
     eprintln!("x: installing {}", missing.join(" "));
-    shell::run("apt-get update", Command::new("apt-get").args(["update", "-qq"]))?;
-    shell::run(
+    shell::runner().run("apt-get update", Command::new("apt-get").args(["update", "-qq"]))?;
+    shell::runner().run(
         &line,
         Command::new("apt-get")
             .args(["install", "-y", "-qq", "--no-install-recommends"])
@@ -119,7 +119,7 @@ fn cuda_dir(tools: &Path) -> Result<PathBuf> {
             Some(deb) => deb,
             None => download_toolkit(tools)?,
         };
-        shell::run(
+        shell::runner().run(
             &format!("dpkg -x {}", deb.display()),
             Command::new("dpkg").arg("-x").arg(&deb).arg(&unpacked),
         )?;
@@ -133,7 +133,7 @@ fn cuda_dir(tools: &Path) -> Result<PathBuf> {
         }
     }
     let ptxas = unpacked.join("usr/bin/ptxas");
-    let version = shell::capture("ptxas --version", Command::new(&ptxas).arg("--version"))?;
+    let version = shell::runner().capture(Command::new(&ptxas).arg("--version"))?;
     if !String::from_utf8_lossy(&version.stdout).contains("release 11.8") {
         bail!(
             "{} is not CUDA 11.8's ptxas (libomptarget 19 loads only cubins of CUDA 11.8's format): remove {} and run again",
@@ -181,7 +181,7 @@ fn find_deb(tools: &Path) -> Result<Option<PathBuf>> {
 /// root is not needed.
 fn download_toolkit(tools: &Path) -> Result<PathBuf> {
     // Per user: a folder another user left behind would not be writable.
-    let uid = shell::capture("id -u", Command::new("id").arg("-u"))?;
+    let uid = shell::runner().capture(Command::new("id").arg("-u"))?;
     let apt = std::env::temp_dir()
         .join(format!("offload-anchor-apt-{}", String::from_utf8_lossy(&uid.stdout).trim()));
     for dir in ["lists/partial", "cache/archives/partial", "sources.list.d"] {
@@ -226,18 +226,20 @@ fn download_toolkit(tools: &Path) -> Result<PathBuf> {
     eprintln!(
         "x: fetching {TOOLKIT} 11.8 from Debian bookworm non-free (84 MB, download only) for the clang anchor"
     );
-    shell::run(
-        "apt-get update (private bookworm non-free list)",
-        apt_get().args(["update", "--error-on=any"]),
-    )
-    .context(
-        "could not read Debian's bookworm non-free package list (is deb.debian.org reachable?)",
-    )?;
-    shell::run(
-        &format!("apt-get download {TOOLKIT}"),
-        apt_get().current_dir(tools).args(["download", TOOLKIT]),
-    )
-    .with_context(|| format!("downloading {TOOLKIT} failed (is deb.debian.org reachable?)"))?;
+    shell::runner()
+        .run(
+            "apt-get update (private bookworm non-free list)",
+            apt_get().args(["update", "--error-on=any"]),
+        )
+        .context(
+            "could not read Debian's bookworm non-free package list (is deb.debian.org reachable?)",
+        )?;
+    shell::runner()
+        .run(
+            &format!("apt-get download {TOOLKIT}"),
+            apt_get().current_dir(tools).args(["download", TOOLKIT]),
+        )
+        .with_context(|| format!("downloading {TOOLKIT} failed (is deb.debian.org reachable?)"))?;
     match find_deb(tools)? {
         Some(deb) => Ok(deb),
         None => bail!("apt-get download left no {TOOLKIT}_*_amd64.deb in {}", tools.display()),

@@ -92,7 +92,8 @@ pub(crate) fn bench(
     } else {
         root.to_path_buf()
     };
-    let gpu = shell::capture("nvidia-smi", Command::new("nvidia-smi").arg("-L"))
+    let gpu = shell::runner()
+        .capture(Command::new("nvidia-smi").arg("-L"))
         .ok()
         .filter(|o| o.status.success());
     let Some(gpu) = gpu else {

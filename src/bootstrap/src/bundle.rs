@@ -63,20 +63,20 @@ pub(crate) fn bundle(
     copy(root, &root.join("x.py"), &out)?;
     let bootstrap = root.join("target/debug/bootstrap");
     copy(root, &bootstrap, &out)?;
-    shell::run("strip", Command::new("strip").arg(out.join("target/debug/bootstrap")))?;
+    shell::runner().run("strip", Command::new("strip").arg(out.join("target/debug/bootstrap")))?;
     // `./run-on-gpu.sh doctor`: what the GPU machine has (its runtime, ptxas, GPUs).
     let doctor = out.join("cargo-offload");
     std::fs::copy(&tools.cargo_offload, &doctor).context("copying cargo-offload")?;
-    shell::run("strip", Command::new("strip").arg(&doctor))?;
+    shell::runner().run("strip", Command::new("strip").arg(&doctor))?;
     let debs = out.join("debs");
     std::fs::create_dir_all(&debs)?;
-    shell::run(
+    shell::runner().run(
         "apt-get download",
         Command::new("apt-get").current_dir(&debs).arg("download").args(RUNTIME_DEBS),
     )?;
     let script = out.join("run-on-gpu.sh");
     std::fs::write(&script, RUN_SCRIPT)?;
-    shell::run("chmod", Command::new("chmod").arg("+x").arg(&script))?;
+    shell::runner().run("chmod", Command::new("chmod").arg("+x").arg(&script))?;
     println!(
         "bundle: {} (on the GPU machine: ./run-on-gpu.sh test gpu; ./run-on-gpu.sh run saxpy; ./run-on-gpu.sh doctor)",
         out.display()

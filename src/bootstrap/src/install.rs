@@ -34,7 +34,7 @@ pub(crate) fn install(root: &Path, options: &Options) -> Result<PathBuf> {
             // The workspace's own debug build: nothing is compiled twice.
             cmd.arg("--debug").arg("--target-dir").arg(root.join("target"));
         }
-        shell::run(&format!("cargo install --path {package}"), &mut cmd)?;
+        shell::runner().run(&format!("cargo install --path {package}"), &mut cmd)?;
     }
     let bin = match &options.root {
         Some(dir) => dir.join("bin"),

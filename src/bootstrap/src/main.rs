@@ -16,7 +16,7 @@ mod tools;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 
 use crate::config::Config;
@@ -150,14 +150,7 @@ fn run(command: Command) -> Result<()> {
                 programs::build(&root, &tools, &config, &dir, Flavor::Portable)?;
             }
             let bin = Flavor::Portable.bin_dir(&root).join(&example);
-            let status = std::process::Command::new(&bin)
-                .args(&args)
-                .status()
-                .with_context(|| format!("running {}", bin.display()))?;
-            if !status.success() {
-                bail!("{example} failed ({status})");
-            }
-            Ok(())
+            shell::runner().run(&example, std::process::Command::new(&bin).args(&args))
         }
     }
 }

@@ -129,7 +129,7 @@ pub(crate) fn build(
         cmd.env("CARGO_UNSTABLE_BUILD_STD", "std,panic_abort")
             .env("RUSTFLAGS", format!("{user} -Zsanitizer=thread -Clink-arg=-rdynamic"));
     }
-    shell::run(&format!("cargo offload build of {}", package.display()), &mut cmd)
+    shell::runner().run(&format!("cargo offload build of {}", package.display()), &mut cmd)
 }
 
 /// The binaries of a package (`src/main.rs`, `src/bin/*.rs`) with their `//@ run:` lines.
@@ -251,8 +251,7 @@ pub(crate) fn run_checked(
         Some(sanitizer) => sanitizer.command(&program.binary, program.children_fault),
         None => Command::new(&program.binary),
     };
-    let (out, timed_out) = shell::capture_within(
-        "a run test",
+    let (out, timed_out) = shell::runner().capture_within(
         cmd.args(&run.args)
             .env("OMP_TARGET_OFFLOAD", "MANDATORY")
             .env("LIBOMPTARGET_INFO", LOG_MAPPINGS)

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
+use offload_support::toolchain;
 
 use crate::config::Config;
 use crate::shell;
@@ -40,8 +41,8 @@ fn install_packages() -> Result<()> {
         bail!("missing Debian packages {} (run as root: {line})", missing.join(", "));
     }
     eprintln!("x: installing {}", missing.join(" "));
-    shell::run("apt-get update", Command::new("apt-get").args(["update", "-qq"]))?;
-    shell::run(
+    shell::runner().run("apt-get update", Command::new("apt-get").args(["update", "-qq"]))?;
+    shell::runner().run(
         &line,
         Command::new("apt-get")
             .args(["install", "-y", "-qq"])
@@ -52,18 +53,16 @@ fn install_packages() -> Result<()> {
 
 /// Whether Debian's package `name` is installed.
 pub(crate) fn package_installed(name: &str) -> bool {
-    Command::new("dpkg-query")
-        .args(["-W", "-f=${Status}", name])
-        .output()
+    shell::runner()
+        .capture(Command::new("dpkg-query").args(["-W", "-f=${Status}", name]))
         .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
         .unwrap_or(false)
 }
 
 /// Whether this process runs as root (and so may install packages).
 pub(crate) fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
+    shell::runner()
+        .capture(Command::new("id").arg("-u"))
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         .unwrap_or(false)
 }
@@ -71,8 +70,7 @@ pub(crate) fn is_root() -> bool {
 /// The lowering links against the libLLVM of the rustc that builds it; that library must be
 /// there (it is in every rustup toolchain). Returns the toolchain's sysroot.
 fn check_toolchain() -> Result<PathBuf> {
-    let out = shell::capture("rustc", Command::new("rustc").args(["--print", "sysroot"]))?;
-    let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let sysroot = toolchain::sysroot(&shell::runner(), Path::new("rustc"), None)?;
     let lib = sysroot.join("lib");
     let has_llvm = std::fs::read_dir(&lib)
         .with_context(|| format!("reading {}", lib.display()))?
@@ -90,11 +88,12 @@ fn check_toolchain() -> Result<PathBuf> {
 /// The standard library's sources (rustup's `rust-src`, which rust-toolchain.toml lists but
 /// rustup does not add to a toolchain already installed): the tsan suite rebuilds std from them.
 fn install_rust_src(sysroot: &Path) -> Result<()> {
-    if rust_src_installed(sysroot) {
+    if toolchain::has_rust_src(sysroot) {
         return Ok(());
     }
     let line = "rustup component add rust-src";
-    if !shell::capture("rustup", Command::new("rustup").arg("--version"))
+    if !shell::runner()
+        .capture(Command::new("rustup").arg("--version"))
         .is_ok_and(|o| o.status.success())
     {
         bail!(
@@ -104,16 +103,11 @@ fn install_rust_src(sysroot: &Path) -> Result<()> {
         );
     }
     eprintln!("x: installing the toolchain's rust-src ({line})");
-    shell::run(line, Command::new("rustup").args(["component", "add", "rust-src"]))?;
-    if !rust_src_installed(sysroot) {
+    shell::runner().run(line, Command::new("rustup").args(["component", "add", "rust-src"]))?;
+    if !toolchain::has_rust_src(sysroot) {
         bail!("{line} ran, but {} still has no rust-src", sysroot.display());
     }
     Ok(())
-}
-
-/// Whether the toolchain at `sysroot` has the standard library's sources.
-pub(crate) fn rust_src_installed(sysroot: &Path) -> bool {
-    sysroot.join("lib/rustlib/src/rust/library/std/src/lib.rs").is_file()
 }
 
 /// CUDA 11.8's ptxas for the NVIDIA image, installed into `.venv` by `cargo offload setup`
@@ -122,7 +116,7 @@ pub(crate) fn setup_ptxas(root: &Path, config: &Config, tools: &Tools) -> Result
     if config.nvptx.ptxas.is_some() {
         return Ok(());
     }
-    shell::run(
+    shell::runner().run(
         "cargo offload setup",
         Command::new(&tools.cargo_offload).arg("setup").arg("--root").arg(root),
     )

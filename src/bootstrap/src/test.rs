@@ -12,12 +12,13 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Result, bail};
+use offload_support::toolchain;
 
 use crate::config::Config;
 use crate::programs::{self, Flavor, RUN_SUITE};
 use crate::sanitize::{self, Sanitizer, Tool};
 use crate::tools::Tools;
-use crate::{install, setup, shell};
+use crate::{install, shell};
 
 const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ptx", "ui", "run", "tsan", "install"];
 
@@ -131,7 +132,7 @@ fn request(arg: &str) -> Result<Request> {
 }
 
 fn unit(root: &Path) -> Result<()> {
-    shell::run(
+    shell::runner().run(
         "cargo test",
         Command::new("cargo").current_dir(root).args(["test", "--workspace", "--quiet"]),
     )
@@ -150,7 +151,7 @@ fn compiletest(
     if bless {
         cmd.arg("--bless");
     }
-    shell::run(&format!("{dir} ({mode})"), &mut cmd)
+    shell::runner().run(&format!("{dir} ({mode})"), &mut cmd)
 }
 
 /// The ptx suite: tests/ptx built for NVIDIA GPUs (here: no GPU needed), its PTX checked by
@@ -160,7 +161,7 @@ fn ptx_suite(root: &Path, config: &Config, tools: &Tools, filter: Option<&str>) 
     let ptx = Flavor::GpuOnly.target_dir(root).join(PTX_IMAGE);
     let mut cmd = Command::new(&tools.compiletest);
     cmd.current_dir(root).arg(PTX_SUITE).arg("--ptx").arg(&ptx).args(filter);
-    shell::run(&format!("{PTX_SUITE} (ptx)"), &mut cmd)
+    shell::runner().run(&format!("{PTX_SUITE} (ptx)"), &mut cmd)
 }
 
 /// The newcomer's path: `x.py install` into a folder of its own (in the debug profile: the
@@ -173,7 +174,7 @@ fn install_suite(root: &Path) -> Result<()> {
     let options = install::Options { root: Some(dir.join("root")), debug: true };
     let bin = install::install(root, &options)?;
     let package = dir.join("demo");
-    shell::run(
+    shell::runner().run(
         "cargo offload new",
         Command::new(bin.join("cargo-offload")).args(["offload", "new"]).arg(&package),
     )?;
@@ -181,8 +182,7 @@ fn install_suite(root: &Path) -> Result<()> {
         std::iter::once(bin.clone())
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
     )?;
-    let out = shell::capture(
-        "cargo offload run",
+    let out = shell::runner().capture(
         Command::new("cargo").current_dir(&package).args(["offload", "run"]).env("PATH", &path),
     )?;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -223,7 +223,8 @@ fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>, sanitize: &[Tool]) -
             programs::build(root, tools, config, &root.join(package), Flavor::GpuOnly)?;
         }
     }
-    let gpu = shell::capture("nvidia-smi", Command::new("nvidia-smi").arg("-L"))
+    let gpu = shell::runner()
+        .capture(Command::new("nvidia-smi").arg("-L"))
         .ok()
         .filter(|o| o.status.success());
     let Some(gpu) = gpu else {
@@ -249,12 +250,9 @@ fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>, sanitize: &[Tool]) -
 /// (`ignore_noninstrumented_modules`, as libomp asks); the library, the program and the
 /// standard library are checked.
 fn tsan_suite(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
-    let rust_src = shell::capture(
-        "rustc --print sysroot",
-        Command::new("rustc").current_dir(root).args(["--print", "sysroot"]),
-    )?;
-    let sysroot = String::from_utf8_lossy(&rust_src.stdout).trim().to_owned();
-    if !setup::rust_src_installed(Path::new(&sysroot)) {
+    // In the repository: its rust-toolchain.toml picks the toolchain.
+    let sysroot = toolchain::sysroot(&shell::runner(), Path::new("rustc"), Some(root))?;
+    if !toolchain::has_rust_src(&sysroot) {
         bail!(
             "ThreadSanitizer needs the standard library's sources (./x.py setup adds them: rustup component add rust-src)"
         );
@@ -374,9 +372,8 @@ fn check_nvptx_image(root: &Path) -> Result<()> {
             ptx.display()
         );
     }
-    let filecheck = std::env::var("OFFLOAD_FILECHECK")
-        .unwrap_or_else(|_| "/usr/lib/llvm-19/bin/FileCheck".into());
-    shell::run(
+    let filecheck = toolchain::filecheck()?;
+    shell::runner().run(
         "FileCheck of the PTX",
         Command::new(filecheck)
             .arg("--input-file")

@@ -14,7 +14,7 @@ pub(crate) struct Tools {
 }
 
 pub(crate) fn build(root: &Path) -> Result<Tools> {
-    shell::run(
+    shell::runner().run(
         "building the tools",
         Command::new("cargo").current_dir(root).args([
             "build",
@@ -35,5 +35,7 @@ pub(crate) fn build(root: &Path) -> Result<Tools> {
 
 /// Whether cargo is on PATH (a GPU machine may have none: it runs what was built elsewhere).
 pub(crate) fn have_cargo() -> bool {
-    Command::new("cargo").arg("--version").output().is_ok_and(|o| o.status.success())
+    shell::runner()
+        .capture(Command::new("cargo").arg("--version"))
+        .is_ok_and(|o| o.status.success())
 }

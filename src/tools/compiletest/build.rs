@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
+    // rustc is asked here, not through `offload_support::toolchain`, which a build script would
+    // need as a build-dependency of its own.
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let out = Command::new(&rustc)
         .args(["--print", "sysroot"])

@@ -110,8 +110,7 @@ pub(crate) fn build_with_nvcc(
     };
     let binary = dir.join(binary);
     eprintln!("x: bench: building {} with {}", source.display(), nvcc.display());
-    let out = shell::capture(
-        "nvcc",
+    let out = shell::runner().capture(
         Command::new(&nvcc)
             .arg("-O3")
             .arg(format!("-arch={}", config.nvptx.target_cpu))

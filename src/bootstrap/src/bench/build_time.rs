@@ -124,7 +124,7 @@ impl Builds {
         }
         let log = self.logs.join(format!("{which}-{label}.log"));
         let start = Instant::now();
-        let output = shell::capture(&format!("the {which} build ({label})"), &mut cmd)?;
+        let output = shell::runner().capture(&mut cmd)?;
         let seconds = start.elapsed().as_secs_f64();
         let mut text = format!("{cmd:?}\n");
         text += &String::from_utf8_lossy(&output.stdout);

@@ -166,10 +166,8 @@ pub(crate) fn measure(programs: &Programs, reps: usize, logs: &Path) -> Result<M
 fn run(job: &Job, rep: usize, reps: usize, logs: &Path) -> Result<RunFigures> {
     let what = format!("{} (run {rep} of {reps})", job.name());
     let started = Instant::now();
-    let out = shell::capture(
-        &job.name(),
-        Command::new(&job.program).args(&job.args).envs(job.env.iter().copied()),
-    )?;
+    let out = shell::runner()
+        .capture(Command::new(&job.program).args(&job.args).envs(job.env.iter().copied()))?;
     let seconds = started.elapsed().as_secs_f64();
     let (stdout, stderr) =
         (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

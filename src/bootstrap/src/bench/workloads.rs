@@ -203,7 +203,7 @@ fn build_anchor(config: &Config, dir: &Path) -> Anchor {
 /// Runs `program`, keeps its output in `log`, and adds its figures to `figures`. A failed run,
 /// or a result the program found wrong, ends the measurement.
 fn run(program: &Path, args: &[&str], log: &Path, figures: &mut Figures) -> Result<()> {
-    let out = shell::capture(&program.display().to_string(), Command::new(program).args(args))?;
+    let out = shell::runner().capture(Command::new(program).args(args))?;
     let (stdout, stderr) =
         (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     std::fs::write(

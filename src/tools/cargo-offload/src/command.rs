@@ -1,11 +1,16 @@
-//! The one place external commands run: honours `--verbose` and `--dry-run`.
+//! The one place external commands run: honours `--verbose` and `--dry-run`. Commands that
+//! make something ([`Runner::run`]) are the plan a dry run prints; read-only queries of tools
+//! ([`Runner::queries`]: `rustc -V`, `rustup which rustc`) run in dry runs too, since the plan
+//! depends on their answers, and are printed under `--verbose`. Both run through
+//! `offload_support::command`.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal as _, Write as _};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
+use offload_support::command::{self as support, quote};
 
 /// How commands are run.
 #[derive(Debug, Clone, Default)]
@@ -81,14 +86,6 @@ impl Cmd {
 
     /// The command as a shell line: `K=V program args`.
     pub(crate) fn display(&self) -> String {
-        let quote = |s: &OsString| {
-            let s = s.to_string_lossy();
-            if s.is_empty() || s.contains([' ', '"', '\'', ';', '$']) {
-                format!("'{s}'")
-            } else {
-                s.into_owned()
-            }
-        };
         let mut parts = Vec::new();
         // Removed variables are not shown; `\x1f` (CARGO_ENCODED_RUSTFLAGS) is shown as `\x1f`.
         parts.extend(self.env.iter().filter_map(|(k, v)| {
@@ -96,7 +93,7 @@ impl Cmd {
             Some(format!("{k}={}", quote(&v)))
         }));
         parts.push(quote(&self.program));
-        parts.extend(self.args.iter().map(quote));
+        parts.extend(self.args.iter().map(|a| quote(a)));
         parts.join(" ")
     }
 
@@ -133,21 +130,19 @@ impl Runner {
         }
         let mut command = cmd.to_command();
         let status = match &self.held {
-            None => command.status(),
+            None => support::Runner::default().status(&mut command)?,
             Some(held) => {
                 // Colours as cargo would give the terminal the output is for.
                 if std::io::stderr().is_terminal() && std::env::var_os("CARGO_TERM_COLOR").is_none()
                 {
                     command.env("CARGO_TERM_COLOR", "always");
                 }
-                command.output().map(|out| {
-                    held.push(&out.stdout);
-                    held.push(&out.stderr);
-                    out.status
-                })
+                let out = support::Runner::default().capture(&mut command)?;
+                held.push(&out.stdout);
+                held.push(&out.stderr);
+                out.status
             }
-        }
-        .with_context(|| format!("running {}", cmd.program.to_string_lossy()))?;
+        };
         if !status.success() {
             bail!("{what} failed ({status})");
         }
@@ -162,10 +157,7 @@ impl Runner {
         if self.dry_run {
             return Ok(0);
         }
-        let status = cmd
-            .to_command()
-            .status()
-            .with_context(|| format!("running {}", cmd.program.to_string_lossy()))?;
+        let status = support::Runner::default().status(&mut cmd.to_command())?;
         use std::os::unix::process::ExitStatusExt as _;
         match (status.code(), status.signal()) {
             (Some(code), _) => Ok(code),
@@ -181,6 +173,13 @@ impl Runner {
             }
             (None, None) => Ok(1),
         }
+    }
+
+    /// The runner of read-only queries: they run in dry runs too, and are printed under
+    /// `--verbose` (but in a dry run, whose output is the plan).
+    pub(crate) fn queries(&self) -> support::Runner {
+        let echo: fn(&Command) = |cmd| println!("{}", support::line(cmd));
+        support::Runner { echo: (self.verbose && !self.dry_run).then_some(echo) }
     }
 }
 

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Result;
+// Named `rust` here: `toolchain` is this file's check of it.
+use offload_support::toolchain as rust;
 
 use crate::command::{Cmd, Runner};
 use crate::nvptx;
-use crate::nvptx::query;
 
 /// One finding.
 struct Line {
@@ -28,11 +29,11 @@ pub(crate) fn doctor(runtime_dir: &Path, offload_ld: &Path) -> Result<bool> {
     let repo = repo.canonicalize().unwrap_or(repo);
     let lines = [
         toolchain(&runner),
-        link_stage(offload_ld),
+        link_stage(&runner, offload_ld),
         runtime(runtime_dir),
         ptxas(&runner, &repo),
         sysroots(&repo),
-        gpus(),
+        gpus(&runner),
     ];
     println!("cargo offload doctor:");
     for line in &lines {
@@ -49,11 +50,10 @@ pub(crate) fn doctor(runtime_dir: &Path, offload_ld: &Path) -> Result<bool> {
 /// The rustc of this folder's toolchain, and the nightly the NVIDIA image is built with.
 fn toolchain(runner: &Runner) -> Line {
     let what = "toolchain";
-    let rustc = query::stdout(runner, Path::new("rustup"), &["which", "rustc"])
-        .map(|r| PathBuf::from(r.trim()))
-        .unwrap_or_else(|_| PathBuf::from("rustc"));
-    let version = match query::stdout(runner, &rustc, &["-V"]) {
-        Ok(v) => v.trim().to_owned(),
+    let queries = runner.queries();
+    let rustc = rust::rustup_rustc(&queries, None, None).unwrap_or_else(|_| PathBuf::from("rustc"));
+    let version = match rust::version(&queries, &rustc) {
+        Ok(v) => v,
         Err(e) => {
             let fix = "install Rust with rustup (https://rustup.rs), then `rustup toolchain install \
                        nightly --component rust-src`";
@@ -65,31 +65,31 @@ fn toolchain(runner: &Runner) -> Line {
                    nightly; without one programs embed the host-offload image alone)";
         return Line { what, fix: Some(fix.into()), found: format!("{version}, and no nightly") };
     };
-    let sources = query::stdout(runner, &nightly, &["--print", "sysroot"])
-        .map(|s| Path::new(s.trim()).join("lib/rustlib/src/rust/library/core/src/lib.rs").is_file())
-        .unwrap_or(false);
-    let nightly_version = query::stdout(runner, &nightly, &["-V"]).unwrap_or_default();
+    let sources =
+        rust::sysroot(&queries, &nightly, None).is_ok_and(|sysroot| rust::has_rust_src(&sysroot));
+    let nightly_version = rust::version(&queries, &nightly).unwrap_or_default();
     let mut found = if nightly == rustc {
         version
     } else {
-        format!("{version}; the NVIDIA image's: {}", nightly_version.trim())
+        format!("{version}; the NVIDIA image's: {nightly_version}")
     };
     if sources {
         found += ", with rust-src";
         Line { what, fix: None, found }
     } else {
-        found += ", without rust-src (core is rebuilt from rust-docs' pages instead)";
+        found +=
+            ", without rust-src (the NVIDIA image cannot be built: core for nvptx64 comes from it)";
         let fix = "rustup component add rust-src --toolchain nightly";
         Line { what, fix: Some(fix.into()), found }
     }
 }
 
 /// offload-ld, and whether its LLVM (the toolchain's libLLVM it was linked with) loads.
-fn link_stage(offload_ld: &Path) -> Line {
+fn link_stage(runner: &Runner, offload_ld: &Path) -> Line {
     let what = "link stage";
-    let runs = Command::new(offload_ld)
-        .args([offload_abi::nvptx::LD_MODE, "--help"])
-        .output()
+    let runs = runner
+        .queries()
+        .capture(Command::new(offload_ld).args([offload_abi::nvptx::LD_MODE, "--help"]))
         .is_ok_and(|o| o.status.success());
     if runs {
         Line {
@@ -200,11 +200,12 @@ fn sysroots(repo: &Path) -> Line {
 }
 
 /// The NVIDIA GPUs the driver reports.
-fn gpus() -> Line {
+fn gpus(runner: &Runner) -> Line {
     let what = "GPUs";
-    let query = Command::new("nvidia-smi")
-        .args(["--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"])
-        .output();
+    let query = runner.queries().capture(
+        Command::new("nvidia-smi")
+            .args(["--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"]),
+    );
     let found = match query {
         Ok(out) if out.status.success() => {
             let gpus: Vec<String> = String::from_utf8_lossy(&out.stdout)

@@ -17,6 +17,7 @@ use anyhow::{Context as _, Result, bail};
 use cfg_expr::{Expression, Predicate};
 
 use crate::cargo_files;
+use crate::command::Runner;
 use crate::image::HOST_TRIPLE;
 
 /// The environment variable that adds to `[target.<host triple>] rustflags`.
@@ -32,8 +33,9 @@ pub(crate) struct UserFlags {
 }
 
 /// The user's rustflags for the host target. `cargo` reads the configuration of the working
-/// folder (as it does for the builds); `rustc` answers what `cfg(..)` holds for the target.
-pub(crate) fn user_rustflags(cargo: &str, rustc: &Path) -> UserFlags {
+/// folder (as it does for the builds); `rustc` answers what `cfg(..)` holds for the target. Both
+/// are asked through `runner`'s queries.
+pub(crate) fn user_rustflags(runner: &Runner, cargo: &str, rustc: &Path) -> UserFlags {
     if let Some(encoded) = std::env::var_os("CARGO_ENCODED_RUSTFLAGS") {
         let encoded = encoded.to_string_lossy().into_owned();
         let flags = encoded.split('\x1f').filter(|f| !f.is_empty()).map(str::to_owned).collect();
@@ -44,7 +46,7 @@ pub(crate) fn user_rustflags(cargo: &str, rustc: &Path) -> UserFlags {
     }
     let env = |var| std::env::var_os(var).map(|v| split(&v.to_string_lossy()));
     let (env_target, env_build) = (env(TARGET_ENV), env(BUILD_ENV));
-    let json = match config(cargo) {
+    let json = match config(runner, cargo) {
         Ok(json) => json,
         // A stable cargo has no `config get`: the environment's flags still count, and a file
         // that sets rustflags is named.
@@ -61,7 +63,7 @@ pub(crate) fn user_rustflags(cargo: &str, rustc: &Path) -> UserFlags {
             return UserFlags { flags, warning };
         }
     };
-    let cfgs = || host_cfgs(rustc);
+    let cfgs = || host_cfgs(runner, rustc);
     resolve(&json, env_target, env_build, cfgs).unwrap_or_else(|e| UserFlags {
         flags: Vec::new(),
         warning: Some(format!("the rustflags of cargo's configuration are not applied: {e:#}")),
@@ -74,11 +76,9 @@ fn split(flags: &str) -> Vec<String> {
 }
 
 /// cargo's configuration files, merged, as JSON (without what the environment sets).
-fn config(cargo: &str) -> Result<serde_json::Value> {
-    let output = Command::new(cargo)
-        .args(["-Zunstable-options", "config", "get", "--format", "json"])
-        .output()
-        .with_context(|| format!("running {cargo} config get"))?;
+fn config(runner: &Runner, cargo: &str) -> Result<serde_json::Value> {
+    let get = ["-Zunstable-options", "config", "get", "--format", "json"];
+    let output = runner.queries().capture(Command::new(cargo).args(get))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         bail!("`cargo config get` failed: {}", stderr.lines().next().unwrap_or_default());
@@ -164,15 +164,10 @@ fn holds(expression: &Expression, cfgs: &[String]) -> Option<bool> {
 }
 
 /// What `cfg(..)` holds for the host target: `rustc --print cfg`'s lines.
-fn host_cfgs(rustc: &Path) -> Result<Vec<String>> {
-    let output = Command::new(rustc)
-        .args(["--print", "cfg", "--target", HOST_TRIPLE])
-        .output()
-        .with_context(|| format!("running {} --print cfg", rustc.display()))?;
-    if !output.status.success() {
-        bail!("{} --print cfg failed ({})", rustc.display(), output.status);
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect())
+fn host_cfgs(runner: &Runner, rustc: &Path) -> Result<Vec<String>> {
+    let print = ["--print", "cfg", "--target", HOST_TRIPLE];
+    let cfgs = runner.queries().stdout(Command::new(rustc).args(print))?;
+    Ok(cfgs.lines().map(str::to_owned).collect())
 }
 
 /// Whether a configuration file has a `rustflags = ...` line.

@@ -7,7 +7,8 @@
 //!
 //! - the key: cargo-offload's own binary, the options that shape the images, the working folder,
 //!   and the whole environment but the variables of shells, terminals and make's jobserver (as a
-//!   hash: values may be secrets);
+//!   digest: values may be secrets; `offload_support::digest`, the same from one Rust release
+//!   to the next);
 //! - the inputs: the files cargo's dep-info lists for each image (the kernels and `offload`), the
 //!   manifests of the package and of its path dependencies and every `Cargo.toml` above them
 //!   (a workspace they inherit from), the lockfile, cargo's configuration files and the
@@ -30,20 +31,23 @@
 //! knows). A package that became a workspace member may have an old record in its own target
 //! folder beside the workspace's: the first record that holds is used.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash as _, Hasher as _};
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context as _, Result, bail};
+use offload_support::digest::Digest;
+use offload_support::toolchain;
 use serde::{Deserialize, Serialize};
 
 use crate::cargo_files;
+use crate::command::Runner;
 use crate::image::Image;
 use crate::project::Project;
 
-/// Bumped when the record's meaning changes.
-const FORMAT: u32 = 2;
+/// Bumped when the record's meaning changes (3: the key is a blake3 digest; the records of
+/// earlier versions, named by another hash, are not found).
+const FORMAT: u32 = 3;
 
 /// How much older than the build an input must be (coarse file system clocks round down).
 const MARGIN: Duration = Duration::from_secs(2);
@@ -84,7 +88,7 @@ const UNSHAPING_PREFIXES: &[&str] =
     &["ALACRITTY_", "KITTY_", "TERM_PROGRAM", "VSCODE_", "WEZTERM_", "WT_"];
 
 /// What shapes the images beyond files: cargo-offload's options for them.
-#[derive(Hash)]
+#[derive(Serialize)]
 pub(crate) struct Options<'a> {
     pub(crate) devices: &'a str,
     pub(crate) target_cpu: &'a str,
@@ -344,8 +348,10 @@ pub(crate) fn forget(project: &Project) -> Result<()> {
     remove_record(&record_path(project))
 }
 
-/// Writes the record of images just built by `rustc`, by a build that started at `started`.
+/// Writes the record of images just built by `rustc`, by a build that started at `started`;
+/// `runner` asks rustc for its toolchain.
 pub(crate) fn record(
+    runner: &Runner,
     project: &Project,
     images: &[Image],
     options: &Options<'_>,
@@ -365,7 +371,7 @@ pub(crate) fn record(
         inputs.extend(image.made.tools.iter().cloned());
         inputs.extend(dep_info_inputs(&image.made.dep_info)?);
     }
-    inputs.extend(toolchain_files(rustc)?);
+    inputs.extend(toolchain_files(runner, rustc)?);
     let cwd = std::env::current_dir().context("reading the working folder")?;
     let package_dir = project.manifest.parent().unwrap_or(Path::new("/"));
     // cargo reads its configuration from the working folder up, rustup its toolchain file from
@@ -483,18 +489,22 @@ fn unescaped_colon(line: &str) -> Option<usize> {
     None
 }
 
-/// The hash of what shapes the images beyond files.
+/// The digest of what shapes the images beyond files: cargo-offload's binary, the working
+/// folder and the options (as JSON), then each variable's name and value.
 fn key(options: &Options<'_>) -> Result<String> {
-    let mut h = DefaultHasher::new();
     let exe = std::env::current_exe().context("finding cargo-offload's own path")?;
-    (&exe, state(&exe)).hash(&mut h);
-    std::env::current_dir().context("reading the working folder")?.hash(&mut h);
-    options.hash(&mut h);
+    let cwd = std::env::current_dir().context("reading the working folder")?;
+    let shape = serde_json::to_vec(&(&exe, state(&exe), &cwd, options))
+        .context("a path of the key is not UTF-8")?;
+    let mut digest = Digest::new();
+    digest.part(shape);
     let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> =
         std::env::vars_os().filter(|(k, _)| !k.to_str().is_some_and(unshaping)).collect();
     vars.sort();
-    vars.hash(&mut h);
-    Ok(format!("{:016x}", h.finish()))
+    for (name, value) in &vars {
+        digest.part(name.as_bytes()).part(value.as_bytes());
+    }
+    Ok(digest.hex())
 }
 
 fn unshaping(name: &str) -> bool {
@@ -504,17 +514,10 @@ fn unshaping(name: &str) -> bool {
 /// The toolchain `rustc` belongs to, as files: its real compiler and libraries (`RUSTC` may name
 /// rustup's proxy, or a name on `PATH`), and its nvptx64 libraries, which the nvptx image uses
 /// instead of the cached sysroot once they exist.
-fn toolchain_files(rustc: &Path) -> Result<Vec<PathBuf>> {
-    let output = std::process::Command::new(rustc)
-        .args(["--print", "sysroot"])
-        .output()
-        .with_context(|| format!("running {} --print sysroot", rustc.display()))?;
-    if !output.status.success() {
-        bail!("{} --print sysroot failed ({})", rustc.display(), output.status);
-    }
-    let sysroot = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+fn toolchain_files(runner: &Runner, rustc: &Path) -> Result<Vec<PathBuf>> {
+    let sysroot = toolchain::sysroot(&runner.queries(), rustc, None)?;
     Ok(vec![
-        sysroot.join("bin").join(format!("rustc{}", std::env::consts::EXE_SUFFIX)),
+        toolchain::rustc_in(&sysroot),
         sysroot.join("lib"),
         sysroot.join("lib").join("rustlib").join(crate::nvptx::NVPTX_TRIPLE).join("lib"),
     ])
@@ -540,15 +543,13 @@ fn nearest_manifest() -> Result<PathBuf> {
         .context("no Cargo.toml in the working folder or above it")
 }
 
-/// `<build dir>/fresh/<hash of the manifest's real path>.json`.
+/// `<build dir>/fresh/<digest of the manifest's real path>.json`.
 fn record_path(project: &Project) -> PathBuf {
     project.build_dir.join("fresh").join(record_name(&canonical(&project.manifest)))
 }
 
 fn record_name(manifest: &Path) -> String {
-    let mut h = DefaultHasher::new();
-    manifest.hash(&mut h);
-    format!("{:016x}.json", h.finish())
+    format!("{}.json", Digest::new().part(manifest.as_os_str().as_bytes()).hex())
 }
 
 /// Where the record of `manifest` may lie before `cargo metadata` says where the target folder

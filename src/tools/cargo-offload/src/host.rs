@@ -1,11 +1,12 @@
 //! The host program: compiled to bitcode by cargo with `offload-ld` as the linker, which
 //! lowers it and embeds the device images.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use anyhow::{Result, anyhow, bail};
+use offload_support::digest::Digest;
+use offload_support::image_arg;
 
 use crate::Config;
 use crate::command::Cmd;
@@ -33,18 +34,14 @@ pub(crate) fn host_command(
             linker.display()
         );
     }
-    let images_env = images
-        .iter()
-        .map(|i| format!("{}={}", i.triple, i.path.display()))
-        .collect::<Vec<_>>()
-        .join(";");
+    let images_env = image_arg::list(images.iter().map(|i| (i.triple, i.path.as_path())));
     // The NVIDIA image's PTX, where the build wrote it (a dry run writes nothing).
     let ptx = images.iter().find_map(Image::ptx).filter(|p| config.runner.dry_run || p.is_file());
     // Cargo relinks only when its inputs change: make the images, the PTX, the ABI and the
     // linker itself (a new offload-ld lowers and links differently) one of them.
     let stamp = build_stamp(images, ptx.as_deref(), &config.abi, linker);
     let linker_flag = format!("-Clinker={}", linker.display());
-    let stamp_flag = format!("--cfg=offload_build=\"{stamp:016x}\"");
+    let stamp_flag = format!("--cfg=offload_build=\"{stamp}\"");
     let flags = rustflags(
         project,
         &[
@@ -136,21 +133,24 @@ pub(crate) fn example(project: &Project, name: &str) -> Result<PathBuf> {
     Ok(release_dir(project).join("examples").join(name))
 }
 
-fn build_stamp(
-    images: &[Image],
-    ptx: Option<&std::path::Path>,
-    abi: &str,
-    linker: &std::path::Path,
-) -> u64 {
-    let mut h = DefaultHasher::new();
-    abi.hash(&mut h);
-    if let Ok(meta) = std::fs::metadata(linker) {
-        (meta.len(), meta.modified().ok()).hash(&mut h);
-    }
+/// What the host program is linked with, as 16 hex digits: the ABI, the linker by size and
+/// modification time, the images and the PTX.
+fn build_stamp(images: &[Image], ptx: Option<&Path>, abi: &str, linker: &Path) -> String {
+    let mut digest = Digest::new();
+    digest.part(abi);
+    let linker_state = std::fs::metadata(linker).ok().map(|meta| {
+        let modified =
+            meta.modified().ok().and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok());
+        format!("{} bytes, modified {}", meta.len(), modified.map_or(0, |m| m.as_nanos()))
+    });
+    digest.part(linker_state.unwrap_or_default());
+    digest.part((images.len() as u64).to_le_bytes());
     for image in images {
-        image.triple.hash(&mut h);
-        std::fs::read(&image.path).unwrap_or_default().hash(&mut h);
+        digest.part(image.triple).part(std::fs::read(&image.path).unwrap_or_default());
     }
-    ptx.map(|p| std::fs::read(p).unwrap_or_default()).hash(&mut h);
-    h.finish()
+    match ptx {
+        Some(ptx) => digest.part("ptx").part(std::fs::read(ptx).unwrap_or_default()),
+        None => digest.part("no ptx"),
+    };
+    digest.hex()[..16].to_owned()
 }

@@ -213,16 +213,12 @@ fn write_if_changed(path: &Path, text: &str) -> Result<()> {
 /// The kernels an x86_64 image holds: `#[offload::kernel]` exports a `__offload_kernel.<name>`
 /// marker beside each entry point (other exported functions are not kernels).
 pub(crate) fn exported_kernels(image: &Path) -> Result<Vec<String>> {
-    use object::{Object, ObjectSymbol};
     let bytes = std::fs::read(image).with_context(|| format!("reading {}", image.display()))?;
-    let file = object::File::parse(&*bytes)
+    let symbols = offload_support::symbols::defined_symbols(&bytes)
         .with_context(|| format!("{} is not an object file", image.display()))?;
-    let mut names: Vec<String> = file
-        .dynamic_symbols()
-        .filter(|s| s.is_definition())
-        .filter_map(|s| {
-            Some(s.name().ok()?.strip_prefix(offload_abi::kernel::MARKER_PREFIX)?.to_owned())
-        })
+    let mut names: Vec<String> = symbols
+        .iter()
+        .filter_map(|s| Some(s.name.strip_prefix(offload_abi::kernel::MARKER_PREFIX)?.to_owned()))
         .collect();
     names.sort();
     Ok(names)

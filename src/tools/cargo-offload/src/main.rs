@@ -407,10 +407,10 @@ fn fresh_or_built_images(
         }
     }
     let since = std::time::Instant::now();
-    let mut project = Project::load(args.manifest_path.as_deref(), &args.features)?;
+    let mut project = Project::load(&config.runner, args.manifest_path.as_deref(), &args.features)?;
     // Both images and the user's cfg(..) tables are the package toolchain's.
     let rustc = nvptx::find_rustc(&project, config)?;
-    let user = flags::user_rustflags(&config.cargo, &rustc);
+    let user = flags::user_rustflags(&config.runner, &config.cargo, &rustc);
     if let Some(warning) = &user.warning {
         eprintln!("offload: warning: {warning}");
     }
@@ -434,7 +434,8 @@ fn fresh_or_built_images(
     // Without ptxas, `auto` builds the host-offload image alone, and says so on every build
     // until ptxas is installed: no record.
     if built.as_asked && hold.is_some() {
-        let recorded = fresh::record(&project, &built.images, &options, &rustc, started);
+        let recorded =
+            fresh::record(&config.runner, &project, &built.images, &options, &rustc, started);
         if let Err(e) = recorded
             && config.runner.verbose
         {

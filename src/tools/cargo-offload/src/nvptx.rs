@@ -15,12 +15,12 @@
 mod cubin;
 mod ptx;
 mod ptxas;
-pub(crate) mod query;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow, bail};
+use offload_support::toolchain;
 
 pub(crate) use self::cubin::check_cubin;
 pub(crate) use self::ptx::check_ptx;
@@ -324,30 +324,26 @@ pub(crate) fn find_rustc(project: &Project, config: &Config) -> Result<PathBuf> 
     if let Some(rustc) = std::env::var_os("RUSTC").filter(|r| !r.is_empty()) {
         return Ok(PathBuf::from(rustc));
     }
-    let package_dir = project.manifest.parent();
-    if let Ok(path) =
-        query::stdout_in(&config.runner, package_dir, Path::new("rustup"), &["which", "rustc"])
-    {
-        return Ok(PathBuf::from(path.trim()));
+    let queries = config.runner.queries();
+    if let Ok(path) = toolchain::rustup_rustc(&queries, project.manifest.parent(), None) {
+        return Ok(path);
     }
-    let sysroot = query::stdout(&config.runner, Path::new("rustc"), &["--print", "sysroot"])
+    let sysroot = toolchain::sysroot(&queries, Path::new("rustc"), None)
         .context("finding rustc (set RUSTC to a nightly rustc, or install one with rustup)")?;
-    Ok(Path::new(sysroot.trim()).join("bin").join(format!("rustc{}", std::env::consts::EXE_SUFFIX)))
+    Ok(toolchain::rustc_in(&sysroot))
 }
 
 /// The rustc the NVIDIA image is built with: the package's where it is a nightly (core and alloc
 /// are rebuilt for nvptx64 with nightly flags), else rustup's nightly toolchain, said on stderr
 /// (`Ok((rustc, Some(why)))`); an error naming the command to run where there is none.
 pub(crate) fn nightly_rustc(rustc: &Path, runner: &Runner) -> Result<(PathBuf, Option<String>)> {
-    let version = query::stdout(runner, rustc, &["-V"])?;
-    let version = version.trim();
+    let queries = runner.queries();
+    let version = toolchain::version(&queries, rustc)?;
     if version.contains("-nightly") || version.contains("-dev") {
         return Ok((rustc.to_path_buf(), None));
     }
-    match query::stdout(runner, Path::new("rustup"), &["which", "rustc", "--toolchain", "nightly"])
-    {
+    match toolchain::rustup_rustc(&queries, None, Some("nightly")) {
         Ok(nightly) => {
-            let nightly = PathBuf::from(nightly.trim());
             let why = format!(
                 "the NVIDIA image is built with rustup's nightly toolchain ({}): the package's \
                  rustc is {version}, and the image's build of core for nvptx64 needs a nightly",

@@ -12,6 +12,8 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use cargo_metadata::{CargoOpt, DependencyKind, Metadata, MetadataCommand, Package};
 use serde::{Deserialize, Serialize};
 
+use crate::command::Runner;
+
 /// Cargo's feature selection for the package: passed to the build of the host program, and
 /// applied to the kernels in the device images, which see the same `cfg(feature = "..")`.
 #[derive(clap::Args, Clone, Debug, Default, Hash, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,7 +137,13 @@ impl KernelDependency {
 }
 
 impl Project {
-    pub(crate) fn load(manifest: Option<&Path>, selection: &Features) -> Result<Self> {
+    /// The package of `manifest` (else of the working folder), with the features of
+    /// `selection`; what only a build would tell is asked through `runner`'s queries.
+    pub(crate) fn load(
+        runner: &Runner,
+        manifest: Option<&Path>,
+        selection: &Features,
+    ) -> Result<Self> {
         let mut cmd = MetadataCommand::new();
         if let Some(m) = manifest {
             cmd.manifest_path(m);
@@ -150,7 +158,16 @@ impl Project {
         if selection.no_default_features {
             cmd.features(CargoOpt::NoDefaultFeatures);
         }
-        let meta = cmd.exec().context("reading the package with `cargo metadata`")?;
+        // Run as the other queries are (shown under --verbose); cargo_metadata reads the JSON.
+        let stdout = runner
+            .queries()
+            .stdout(&mut cmd.cargo_command())
+            .context("reading the package with `cargo metadata`")?;
+        let json = stdout
+            .lines()
+            .find(|line| line.starts_with('{'))
+            .context("`cargo metadata` printed no JSON")?;
+        let meta = MetadataCommand::parse(json).context("reading `cargo metadata`'s JSON")?;
         let root = meta.root_package().ok_or_else(|| match manifest {
             Some(m) => anyhow!(
                 "{} is a workspace's manifest, not a package's (pass the --manifest-path of the member with the kernels)",
@@ -236,7 +253,7 @@ impl Project {
             &meta.workspace_root.as_std_path().join("Cargo.toml"),
             root.name.as_str(),
         )?;
-        let kernel_dependencies = kernel_dependencies(&meta, root, selection)?;
+        let kernel_dependencies = kernel_dependencies(runner, &meta, root, selection)?;
         Ok(Project {
             name: root.name.to_string(),
             manifest: root.manifest_path.as_std_path().to_path_buf(),
@@ -305,6 +322,7 @@ fn closure<'a>(meta: &'a cargo_metadata::Metadata, start: &'a Package) -> Vec<&'
 /// feature); a name that is not one of the package's normal dependencies for every target is
 /// an error.
 fn kernel_dependencies(
+    runner: &Runner,
     meta: &Metadata,
     root: &Package,
     selection: &Features,
@@ -375,7 +393,7 @@ fn kernel_dependencies(
             bail!("`cargo metadata` did not resolve `{name}` for {}", root.name);
         };
         if units.is_none() {
-            units = Some(unit_graph(root.manifest_path.as_std_path(), selection)?);
+            units = Some(unit_graph(runner, root.manifest_path.as_std_path(), selection)?);
         }
         let features = units
             .as_ref()
@@ -399,18 +417,19 @@ fn kernel_dependencies(
 
 /// What cargo would build for the program (`cargo build --unit-graph`, nightly's): the units,
 /// each a package's target with the features the build gives it.
-fn unit_graph(manifest: &Path, selection: &Features) -> Result<serde_json::Value> {
+fn unit_graph(runner: &Runner, manifest: &Path, selection: &Features) -> Result<serde_json::Value> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args(["build", "--unit-graph", "-Z", "unstable-options", "--release", "--target"])
-        .arg(offload_abi::host_offload::TRIPLE)
-        .arg("--manifest-path")
-        .arg(manifest)
-        .args(selection.cargo_args())
-        .output()
-        .context(
-            "running `cargo build --unit-graph` for the features of the kernels' dependencies",
-        )?;
+    let out = runner
+        .queries()
+        .capture(
+            std::process::Command::new(cargo)
+                .args(["build", "--unit-graph", "-Z", "unstable-options", "--release", "--target"])
+                .arg(offload_abi::host_offload::TRIPLE)
+                .arg("--manifest-path")
+                .arg(manifest)
+                .args(selection.cargo_args()),
+        )
+        .context("asking cargo for the features of the kernels' dependencies")?;
     if !out.status.success() {
         bail!(
             "`cargo build --unit-graph` failed, for the features of the kernels' dependencies: {}",

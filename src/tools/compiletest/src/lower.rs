@@ -13,7 +13,8 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use clap::Parser;
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
-use offload_codegen::{Config, Image, Report, RuntimeAbi};
+use offload_codegen::cli::LowerFlags;
+use offload_codegen::{Config, Report};
 
 /// The header naming the lowering's options.
 const LOWER_FLAGS: &str = "//@ lower-flags:";
@@ -48,7 +49,7 @@ fn lower_test(ll: &Path, out: &Path) -> Result<()> {
     let source =
         std::fs::read_to_string(&test).with_context(|| format!("reading {}", test.display()))?;
     let dir = test.parent().context("a test file has a folder")?;
-    let flags = LowerFlags::from_source(&source)?;
+    let flags = lower_flags(&source)?;
     let config =
         flags.config(dir).with_context(|| format!("`{LOWER_FLAGS}` of {}", test.display()))?;
     let mode = if flags.split { Mode::Split } else { Mode::WholeProgram };
@@ -76,61 +77,23 @@ fn test_source(suite: &SuiteDirs, ll: &Path) -> Result<PathBuf> {
     Ok(test)
 }
 
-/// The lowering's options of one test: `offload-lower`'s `--abi` and `--image`.
-#[derive(Parser, Debug, PartialEq, Eq)]
-#[command(no_binary_name = true)]
-struct LowerFlags {
-    /// Offload entry layout of the runtime.
-    #[arg(long, value_enum, default_value = "llvm19")]
-    abi: RuntimeAbi,
-    /// A device image to embed, as TRIPLE=PATH (repeatable).
-    #[arg(long = "image", value_name = "TRIPLE=PATH")]
-    images: Vec<String>,
-    /// The NVIDIA image's PTX, embedded for the library's own CUDA module.
-    #[arg(long, value_name = "PATH")]
-    cuda_ptx: Option<String>,
-    /// Lower as one unit of a program and append the glue, as `offload-ld` does.
-    #[arg(long)]
-    split: bool,
-}
-
-impl LowerFlags {
-    /// The options of every `//@ lower-flags:` line of `source`, in order.
-    fn from_source(source: &str) -> Result<LowerFlags> {
-        let words: Vec<&str> = source
-            .lines()
-            .filter_map(|line| line.trim_start().strip_prefix(LOWER_FLAGS))
-            .flat_map(str::split_whitespace)
-            .collect();
-        LowerFlags::try_parse_from(&words)
-            .map_err(|e| anyhow!("bad `{LOWER_FLAGS}`: {}", e.render()))
+/// The options of every `//@ lower-flags:` line of `source`, in order: `offload-lower`'s.
+fn lower_flags(source: &str) -> Result<LowerFlags> {
+    /// The header's words, as a command line.
+    #[derive(Parser)]
+    #[command(no_binary_name = true)]
+    struct Header {
+        #[command(flatten)]
+        flags: LowerFlags,
     }
-
-    /// The lowering's configuration, reading the images relative to the test's folder `dir`.
-    fn config(&self, dir: &Path) -> Result<Config> {
-        let images = self
-            .images
-            .iter()
-            .map(|spec| {
-                let (triple, path) = spec
-                    .split_once('=')
-                    .ok_or_else(|| anyhow!("--image takes TRIPLE=PATH, got `{spec}`"))?;
-                let path = dir.join(path);
-                let bytes = std::fs::read(&path)
-                    .with_context(|| format!("reading image {}", path.display()))?;
-                Ok(Image { triple: triple.to_owned(), bytes })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let cuda_ptx = self
-            .cuda_ptx
-            .as_ref()
-            .map(|path| {
-                let path = dir.join(path);
-                std::fs::read(&path).with_context(|| format!("reading PTX {}", path.display()))
-            })
-            .transpose()?;
-        Ok(Config { abi: self.abi, images, cuda_ptx })
-    }
+    let words: Vec<&str> = source
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix(LOWER_FLAGS))
+        .flat_map(str::split_whitespace)
+        .collect();
+    Header::try_parse_from(&words)
+        .map(|header| header.flags)
+        .map_err(|e| anyhow!("bad `{LOWER_FLAGS}`: {}", e.render()))
 }
 
 /// How a test's module is lowered.
@@ -167,13 +130,14 @@ pub(crate) fn lower_file(
 mod tests {
     use std::process::Command;
 
+    use offload_codegen::RuntimeAbi;
+
     use super::*;
     use crate::toolchain;
 
     #[test]
     fn lower_flags_default_to_llvm19_without_images() {
-        let flags =
-            LowerFlags::from_source("//@ compile-flags: -Copt-level=3\nfn main() {}\n").unwrap();
+        let flags = lower_flags("//@ compile-flags: -Copt-level=3\nfn main() {}\n").unwrap();
         assert_eq!(
             flags,
             LowerFlags { abi: RuntimeAbi::Llvm19, images: vec![], cuda_ptx: None, split: false }
@@ -184,14 +148,14 @@ mod tests {
     fn lower_flags_are_gathered_from_every_header_line() {
         let source =
             "//@ lower-flags: --abi=current\n//@ lower-flags: --image a=x.bin --image b=y.bin\n";
-        let flags = LowerFlags::from_source(source).unwrap();
+        let flags = lower_flags(source).unwrap();
         assert_eq!(flags.abi, RuntimeAbi::Current);
         assert_eq!(flags.images, ["a=x.bin", "b=y.bin"]);
     }
 
     #[test]
     fn unknown_lower_flags_are_refused() {
-        let e = LowerFlags::from_source("//@ lower-flags: --abi=llvm7\n").unwrap_err();
+        let e = lower_flags("//@ lower-flags: --abi=llvm7\n").unwrap_err();
         assert!(format!("{e:#}").contains("llvm7"), "{e:#}");
     }
 

@@ -6,9 +6,10 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context as _, Result};
+use offload_support::command::Runner;
+use offload_support::toolchain;
 
 use crate::suite::Outcome;
-use crate::toolchain;
 
 /// Checks the PTX at `ptx` against each scenario of the suite in `dir` whose name contains
 /// `filter`, printing one line per scenario (FileCheck's report under a failed one).
@@ -27,12 +28,8 @@ pub(crate) fn run(dir: &Path, ptx: &Path, filter: Option<&str>) -> Result<Outcom
         if filter.is_some_and(|f| !name.contains(f)) {
             continue;
         }
-        let out = Command::new(&filecheck)
-            .arg(&file)
-            .arg("--input-file")
-            .arg(ptx)
-            .output()
-            .with_context(|| format!("running {}", filecheck.display()))?;
+        let out = Runner::default()
+            .capture(Command::new(&filecheck).arg(&file).arg("--input-file").arg(ptx))?;
         if out.status.success() {
             println!("test [ptx] {name} ... ok");
             outcome.passed += 1;

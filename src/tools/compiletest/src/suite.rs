@@ -11,7 +11,7 @@ use compiletest_rs::common::{Mode as CompiletestMode, TestPaths};
 use tester::{ShouldPanic, TestDescAndFn, TestFn};
 
 use crate::lower;
-use crate::toolchain::{self, Toolchain};
+use crate::toolchain::Toolchain;
 
 /// The edition every test is compiled in, unless its `//@ edition:` says otherwise.
 const EDITION: &str = "2024";
@@ -91,7 +91,7 @@ impl Suite {
             Mode::Codegen => {
                 config.mode = CompiletestMode::Codegen;
                 config.build_base = build_root.join("codegen");
-                config.llvm_filecheck = Some(toolchain::filecheck()?);
+                config.llvm_filecheck = Some(offload_support::toolchain::filecheck()?);
                 config.llvm_filecheck_preprocess = Some(lower::preprocess);
                 lower::install_suite(&src_base, &config.build_base)?;
                 None

@@ -1,4 +1,5 @@
-//! What the tests are compiled and checked with: rustc, the `offload` rlib, FileCheck.
+//! What the tests are compiled with: rustc and the `offload` rlib (FileCheck, which checks
+//! them, is `offload_support::toolchain`'s).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -7,10 +8,6 @@ use anyhow::{Context as _, Result, bail};
 
 /// Sysroot of the rustc that built this runner (and the `offload` rlib next to it).
 const SYSROOT: &str = env!("OFFLOAD_COMPILETEST_SYSROOT");
-/// Where Debian's `llvm-19-tools` puts FileCheck.
-const DEFAULT_FILECHECK: &str = "/usr/lib/llvm-19/bin/FileCheck";
-/// Names another FileCheck than [`DEFAULT_FILECHECK`].
-const FILECHECK_VAR: &str = "OFFLOAD_FILECHECK";
 
 pub(crate) struct Toolchain {
     /// The rustc of [`SYSROOT`]: an rlib can only be used by the compiler that wrote it.
@@ -41,7 +38,7 @@ impl Toolchain {
 
 /// The rustc of [`SYSROOT`].
 pub(crate) fn rustc() -> Result<PathBuf> {
-    let rustc = Path::new(SYSROOT).join("bin/rustc");
+    let rustc = offload_support::toolchain::rustc_in(Path::new(SYSROOT));
     if !rustc.is_file() {
         bail!(
             "the rustc that built this runner is gone ({}): rebuild the runner with cargo",
@@ -76,18 +73,4 @@ fn newest_rlib(deps: &Path, name: &str) -> Result<PathBuf> {
             deps.display()
         ),
     }
-}
-
-/// FileCheck: `$OFFLOAD_FILECHECK`, or Debian's LLVM 19 one.
-pub(crate) fn filecheck() -> Result<PathBuf> {
-    let path = std::env::var_os(FILECHECK_VAR)
-        .map_or_else(|| PathBuf::from(DEFAULT_FILECHECK), PathBuf::from);
-    if !path.is_file() {
-        bail!(
-            "FileCheck not found (apt-get install llvm-19-tools): there is no {} (set {FILECHECK_VAR} to use \
-             another)",
-            path.display()
-        );
-    }
-    Ok(path)
 }

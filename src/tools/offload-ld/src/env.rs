@@ -2,9 +2,12 @@
 //! by rustc, so its arguments are rustc's).
 
 use std::path::PathBuf;
+use std::process::Command;
 
 use anyhow::{Context as _, Result, anyhow};
 use offload_codegen::{Image, RuntimeAbi};
+use offload_support::command::Runner;
+use offload_support::image_arg;
 
 /// `TRIPLE=PATH` pairs separated by `;`: the device images to embed.
 pub(crate) const IMAGES: &str = "OFFLOAD_LD_IMAGES";
@@ -43,9 +46,7 @@ impl LinkConfig {
     pub(crate) fn from_env() -> Result<Self> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         let images = var(IMAGES)
-            .map(|v| {
-                v.split(';').filter(|s| !s.is_empty()).map(read_image).collect::<Result<Vec<_>>>()
-            })
+            .map(|v| image_arg::split(&v).map(read_image).collect::<Result<Vec<_>>>())
             .transpose()?
             .unwrap_or_default();
         let abi = match var(ABI).as_deref() {
@@ -78,11 +79,16 @@ impl LinkConfig {
             cc: var(CC).unwrap_or_else(|| "cc".into()),
         })
     }
+
+    /// The runner of the link's commands: each shown on stderr first under [`VERBOSE`].
+    pub(crate) fn runner(&self) -> Runner {
+        let show: fn(&Command) = |cmd| eprintln!("offload-ld: {cmd:?}");
+        Runner { echo: self.verbose.then_some(show) }
+    }
 }
 
 fn read_image(spec: &str) -> Result<Image> {
-    let (triple, path) =
-        spec.split_once('=').ok_or_else(|| anyhow!("{IMAGES}: `{spec}` is not TRIPLE=PATH"))?;
+    let (triple, path) = image_arg::parse(spec).context(IMAGES)?;
     let bytes = std::fs::read(path).with_context(|| format!("reading device image {path}"))?;
     Ok(Image { triple: triple.to_owned(), bytes })
 }

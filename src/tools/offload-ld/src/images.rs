@@ -3,8 +3,8 @@
 //! build error rather than a launch failure on one kind of machine only.
 
 use anyhow::{Context as _, Result, bail};
-use object::{Object, ObjectSymbol};
 use offload_codegen::Image;
+use offload_support::symbols::defined_symbols;
 
 /// Fails naming the first kernel an image lacks.
 pub(crate) fn check_kernels_defined(kernels: &[String], images: &[Image]) -> Result<()> {
@@ -27,8 +27,8 @@ pub(crate) fn check_kernels_defined(kernels: &[String], images: &[Image]) -> Res
 /// another build).
 pub(crate) fn check_ptx_defines(kernels: &[String], ptx: &[u8]) -> Result<()> {
     let text = std::str::from_utf8(ptx).context("the NVIDIA image's PTX is not UTF-8 text")?;
-    let entries: Vec<&str> = text.lines().filter_map(ptx_entry).collect();
-    if let Some(kernel) = kernels.iter().find(|k| !entries.contains(&k.as_str())) {
+    let entries = offload_support::ptx::summarize(text).entries;
+    if let Some(kernel) = kernels.iter().find(|k| !entries.contains(k)) {
         bail!(
             "kernel `{kernel}` is launched but the NVIDIA image's PTX does not define it (it is not the PTX the cubin was assembled from: rebuild the device images)"
         );
@@ -36,27 +36,12 @@ pub(crate) fn check_ptx_defines(kernels: &[String], ptx: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// The kernel a PTX line declares: `.visible .entry NAME(`.
-fn ptx_entry(line: &str) -> Option<&str> {
-    let (_, rest) = line.split_once(".entry")?;
-    let name = rest.trim_start().split(|c: char| c == '(' || c.is_whitespace()).next()?;
-    (!name.is_empty() && rest.starts_with(char::is_whitespace)).then_some(name)
-}
-
 /// The functions an image defines: the dynamic exports of a shared object, the symbol table of
 /// a cubin.
 fn symbols(image: &Image) -> Result<Vec<String>> {
-    let file = object::File::parse(&*image.bytes)
+    let symbols = defined_symbols(&image.bytes)
         .with_context(|| format!("the {} image is not an ELF file", image.triple))?;
-    let dynamic: Vec<String> = names(file.dynamic_symbols());
-    Ok(if dynamic.is_empty() { names(file.symbols()) } else { dynamic })
-}
-
-fn names<'data, S: ObjectSymbol<'data>>(symbols: impl Iterator<Item = S>) -> Vec<String> {
-    symbols
-        .filter(|s| s.is_definition() && s.kind() == object::SymbolKind::Text)
-        .filter_map(|s| s.name().ok().map(str::to_owned))
-        .collect()
+    Ok(symbols.into_iter().filter(|s| s.function).map(|s| s.name).collect())
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use anyhow::{Context as _, Result, bail};
 use object::ReadRef;
 use object::read::ReadCache;
 use object::read::archive::ArchiveFile;
+use offload_support::command::Runner;
 
 const BITCODE_MAGIC: &[u8] = b"BC\xC0\xDE";
 const ARCHIVE_MAGIC: &[u8] = b"!<arch>\n";
@@ -37,7 +38,7 @@ pub(crate) struct Inputs {
 
 /// Splits the arguments, extracting bitcode from files and archives. Archives that also hold
 /// native members are rebuilt without their bitcode in `scratch`.
-pub(crate) fn sort(args: &[String], scratch: &Path) -> Result<Inputs> {
+pub(crate) fn sort(args: &[String], scratch: &Path, runner: &Runner) -> Result<Inputs> {
     let (expanded, via_response_file) = expand_response_files(args)?;
     let mut out = Inputs {
         args: Vec::new(),
@@ -79,7 +80,7 @@ pub(crate) fn sort(args: &[String], scratch: &Path) -> Result<Inputs> {
                 (true, true) => {} // all of it is in the lowered object now
                 (true, false) => {
                     let index = out.args.len();
-                    out.args.push(Some(rebuild_archive(&arg, native, scratch, index)?))
+                    out.args.push(Some(rebuild_archive(&arg, native, scratch, index, runner)?))
                 }
             }
         } else {
@@ -185,6 +186,7 @@ fn rebuild_archive(
     members: Vec<NativeMember>,
     scratch: &Path,
     index: usize,
+    runner: &Runner,
 ) -> Result<String> {
     let stem =
         Path::new(path).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -199,12 +201,9 @@ fn rebuild_archive(
         files.push(file);
     }
     let out = scratch.join(format!("{index}-{stem}.native.a"));
-    let status = Command::new("ar")
-        .arg("rcs")
-        .arg(&out)
-        .args(&files)
-        .status()
-        .context("running ar (binutils)")?;
+    let status = runner
+        .status(Command::new("ar").arg("rcs").arg(&out).args(&files))
+        .context("rebuilding the archive with binutils' ar")?;
     if !status.success() {
         bail!("ar could not rebuild the native part of {path}");
     }

@@ -48,7 +48,7 @@ fn run(args: &[String]) -> Result<()> {
         .prefix("offload-ld")
         .tempdir()
         .context("creating a temporary folder")?;
-    let inputs = inputs::sort(args, scratch.path())?;
+    let inputs = inputs::sort(args, scratch.path(), &config.runner())?;
     let cache = Cache::new(&config)?;
     let objects = if inputs.bitcode.is_empty() {
         Vec::new()
@@ -162,10 +162,7 @@ fn link(inputs: &Inputs, objects: &[PathBuf], config: &LinkConfig) -> Result<()>
     } else {
         cmd.args(&args);
     }
-    if config.verbose {
-        eprintln!("offload-ld: {cmd:?}");
-    }
-    let status = cmd.status().with_context(|| format!("running {}", config.cc))?;
+    let status = config.runner().status(&mut cmd)?;
     if !status.success() {
         bail!("{} failed to link the program ({status})", config.cc);
     }

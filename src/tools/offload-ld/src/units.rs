@@ -23,6 +23,7 @@ use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
 use offload_codegen::{Program, Unit};
+use offload_support::digest::Digest;
 use serde::{Deserialize, Serialize};
 
 use crate::env::LinkConfig;
@@ -104,14 +105,12 @@ impl Cache {
     }
 
     fn key(&self, parts: &[&[u8]]) -> String {
-        let mut h = blake3::Hasher::new();
-        h.update(&(self.salt.len() as u64).to_le_bytes());
-        h.update(&self.salt);
+        let mut digest = Digest::new();
+        digest.part(&self.salt);
         for part in parts {
-            h.update(&(part.len() as u64).to_le_bytes());
-            h.update(part);
+            digest.part(part);
         }
-        h.finalize().to_hex().to_string()
+        digest.hex()
     }
 
     /// The record of `key`, if cached, with a private copy of its object at `object` (in the

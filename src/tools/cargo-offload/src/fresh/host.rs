@@ -28,12 +28,11 @@
 //! a source that does not exist. A build that runs cargo writes the record again once cargo
 //! succeeds; a record older than the images' is no record.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash as _, Hasher as _};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::{Result, bail};
+use offload_support::digest::Digest;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -42,15 +41,15 @@ use super::{
 };
 use crate::project::Project;
 
-/// Bumped when the record's meaning changes.
-const FORMAT: u32 = 1;
+/// Bumped when the record's meaning changes (2: the command is a blake3 digest).
+const FORMAT: u32 = 2;
 
 #[derive(Serialize, Deserialize, Debug)]
 struct HostRecord {
     format: u32,
     /// The images' record the program was linked with, as a file.
     images: State,
-    /// The hash of the cargo command.
+    /// The digest of the cargo command.
     command: String,
     /// When the build that wrote the record started (nanoseconds since 1970).
     started: u64,
@@ -221,9 +220,7 @@ fn watched_files(release_dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(watched)
 }
 
-/// The hash of a command, as the record compares it.
+/// The digest of a command, as the record compares it.
 pub(crate) fn command_hash(display: &str) -> String {
-    let mut h = DefaultHasher::new();
-    display.hash(&mut h);
-    format!("{:016x}", h.finish())
+    Digest::new().part(display).hex()
 }

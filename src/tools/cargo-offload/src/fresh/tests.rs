@@ -4,6 +4,7 @@ use std::time::{Duration, SystemTime};
 
 use super::{Check, Options, check_in, dep_info_sources, forget, host, record};
 use crate::cargo_files::sets_key;
+use crate::command::Runner;
 use crate::image::{HOST_TRIPLE, Image, Made};
 use crate::project::{Features, Project};
 
@@ -124,7 +125,8 @@ impl Built {
 
     fn try_record(&self, ago: Duration) -> anyhow::Result<()> {
         let started = SystemTime::now() - ago;
-        record(&self.project, &self.images(), &options(), &self.path("bin/rustc"), started)
+        let runner = Runner::default();
+        record(&runner, &self.project, &self.images(), &options(), &self.path("bin/rustc"), started)
     }
 
     fn check(&self, options: &Options<'_>) -> Check {
@@ -296,7 +298,9 @@ fn what_the_record_cannot_see_is_not_recorded() {
     let mut project = built.project.clone();
     project.build_scripts = vec!["helper".into()];
     let started = SystemTime::now() - Duration::from_secs(10);
-    let err = record(&project, &built.images(), &options(), &built.path("bin/rustc"), started);
+    let runner = Runner::default();
+    let err =
+        record(&runner, &project, &built.images(), &options(), &built.path("bin/rustc"), started);
     assert!(format!("{:#}", err.unwrap_err()).contains("`helper`"));
     // A dep-info source that does not exist: a name the parser misread.
     let root = built.path("");

@@ -3,23 +3,9 @@
 //! since there is no device linker after ptxas.
 
 use anyhow::{Result, bail};
+use offload_support::ptx::summarize;
 
 use super::ptxas::MAX_PTX_ISA;
-
-/// The directives of a PTX module the checks read.
-#[derive(Debug, Default, PartialEq)]
-struct Summary {
-    /// `.version 7.8`
-    version: Option<(u32, u32)>,
-    /// `.target sm_90` (the first target; `, debug` and the like dropped).
-    target: Option<String>,
-    /// `.entry <name>`: kernels.
-    entries: Vec<String>,
-    /// `.func <name>` defined or declared here, not `.extern`.
-    funcs: Vec<String>,
-    /// `.extern .func <name>`: called but not defined.
-    extern_funcs: Vec<String>,
-}
 
 /// Checks the PTX of the image against the target CPU and the kernels it must define.
 pub(crate) fn check_ptx(ptx: &str, target_cpu: &str, kernels: &[String]) -> Result<()> {
@@ -63,54 +49,6 @@ pub(crate) fn check_ptx(ptx: &str, target_cpu: &str, kernels: &[String]) -> Resu
         );
     }
     Ok(())
-}
-
-fn summarize(ptx: &str) -> Summary {
-    let mut s = Summary::default();
-    for line in ptx.lines() {
-        let line = line.split("//").next().unwrap_or_default();
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
-            [".version", v, ..] => {
-                s.version = v
-                    .split_once('.')
-                    .and_then(|(major, minor)| Some((major.parse().ok()?, minor.parse().ok()?)));
-            }
-            [".target", t, ..] => s.target = Some(t.trim_end_matches(',').to_owned()),
-            _ => {}
-        }
-        let Some(kind) = words.iter().position(|w| *w == ".entry" || *w == ".func") else {
-            continue;
-        };
-        let Some(name) = symbol_after(&words[kind + 1..]) else { continue };
-        if words[kind] == ".entry" {
-            s.entries.push(name);
-        } else if words[..kind].contains(&".extern") {
-            s.extern_funcs.push(name);
-        } else {
-            s.funcs.push(name);
-        }
-    }
-    for names in [&mut s.entries, &mut s.funcs, &mut s.extern_funcs] {
-        names.sort();
-        names.dedup();
-    }
-    s
-}
-
-/// The symbol of `.entry`/`.func` from the words after it, past a return-value group
-/// (`.func (.param .b32 func_retval0) vprintf(`).
-fn symbol_after(words: &[&str]) -> Option<String> {
-    let mut words = words.iter();
-    let mut word = *words.next()?;
-    if word.starts_with('(') {
-        while !word.ends_with(')') {
-            word = words.next()?;
-        }
-        word = words.next()?;
-    }
-    let name = word.split('(').next().unwrap_or_default().trim_end_matches(';');
-    (!name.is_empty()).then(|| name.to_owned())
 }
 
 fn list(names: &[String]) -> String {

@@ -5,10 +5,10 @@
 //! libomptarget 19 rejects. 11.8 reads PTX ISA up to 7.8 and knows sm_90.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use anyhow::{Result, anyhow, bail};
 
-use super::query;
 use crate::command::{Cmd, Runner};
 
 /// The PyPI package holding ptxas 11.8 (`nvidia/cuda_nvcc/bin/ptxas`), pinned.
@@ -79,7 +79,7 @@ pub(crate) fn install_ptxas(repo: &Path, runner: &Runner) -> Result<PathBuf> {
 
 /// The release line of `ptxas --version`, e.g. `Cuda compilation tools, release 11.8, V11.8.89`.
 pub(crate) fn ptxas_version(ptxas: &Path, runner: &Runner) -> Result<String> {
-    let out = query::stdout(runner, ptxas, &["--version"])?;
+    let out = runner.queries().stdout(Command::new(ptxas).arg("--version"))?;
     out.lines()
         .find(|line| line.contains("release"))
         .map(|line| line.trim().to_owned())
