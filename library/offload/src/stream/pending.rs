@@ -6,7 +6,7 @@
 //! has covered. `SYNCED >= LAUNCHED` means nothing enqueued is still running.
 
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use crate::cuda::{Api, CuStream};
 use crate::{Error, rt, sys};
@@ -21,11 +21,6 @@ const _: () = assert!(MAX_GPUS == 64);
 struct Waited {
     api: &'static Api,
     stream: CuStream,
-    /// Held while a thread waits for the stream: one waiter at a time, and those after it find
-    /// their work covered. compute-sanitizer's racecheck loses track of kernels when several
-    /// threads wait for one stream at once ("Internal Sanitizer Error: Detected a failure to
-    /// track a kernel launch"), as threads.rs's launches did.
-    waiting: Mutex<()>,
 }
 
 // SAFETY: driver handles may be used from any thread.
@@ -44,7 +39,7 @@ static OPENED: AtomicUsize = AtomicUsize::new(0);
 /// GPU `ordinal`'s stream, just created, before any launch on it is counted: a wait that sees
 /// the count sees the stream.
 pub(super) fn opened(ordinal: usize, api: &'static Api, stream: CuStream) {
-    let _ = STREAMS[ordinal].set(Waited { api, stream, waiting: Mutex::new(()) });
+    let _ = STREAMS[ordinal].set(Waited { api, stream });
     OPENED.fetch_max(ordinal + 1, Ordering::AcqRel);
     register_exit_synchronization();
 }
@@ -62,10 +57,6 @@ pub(super) fn synchronize_ordinal(ordinal: usize) -> Result<(), Error> {
         return Ok(());
     }
     let Some(stream) = STREAMS[ordinal].get() else { return Ok(()) };
-    let _one = stream.waiting.lock().unwrap_or_else(|e| e.into_inner());
-    if SYNCED[ordinal].load(Ordering::Acquire) >= launched {
-        return Ok(());
-    }
     // Covers every kernel counted in `launched`: each was enqueued before its count.
     stream.api.synchronize(stream.stream)?;
     SYNCED[ordinal].fetch_max(launched, Ordering::AcqRel);
