@@ -15,8 +15,9 @@
 //! Every runtime call on a root is made with the root marked busy: a guard of overlapping data
 //! on another thread waits for that call rather than racing it, so the runtime's reference
 //! count and the record agree whenever the record is consulted. A launch's plain `&T`/`&mut T`
-//! arguments, which the runtime maps and releases within the launch, hold their roots busy
-//! for its length ([`LaunchHold`]); new ones are roots of the launch's own until it returns.
+//! arguments, which it maps and releases within itself (through the runtime, or on a GPU in
+//! memory of its own), hold their roots busy for its length ([`LaunchHold`]); new ones are
+//! roots of the launch's own until it returns.
 //! Plain `&T` arguments may overlap each other, which the runtime cannot map as they come
 //! ([`plan_launch`]): the library maps each group of them as one range, held by the launch.
 
@@ -465,7 +466,7 @@ fn release_launch(number: u64) {
 /// Checks the ranges a launch maps around itself ([`plan_launch`]) as [`acquire`] checks a
 /// preload: every range inside a root or disjoint from all, and the new ones fitting in the
 /// device's memory together. The roots involved stay busy until the returned hold is dropped,
-/// after the launch: the runtime maps and releases them within it, and a guard of overlapping
+/// after the launch: the launch maps and releases them within it, and a guard of overlapping
 /// data on another thread waits for that rather than racing it. The groups of overlapping `&T`
 /// arguments are mapped here, copied in once (`data(start)` gives the address of the argument a
 /// group starts at), and released when the hold is dropped, before their roots are.

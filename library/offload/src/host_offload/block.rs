@@ -20,7 +20,7 @@ pub(super) struct InTurn {
 
 /// Stacks for threads at once that the system threads running blocks hold, over the process
 /// (`InTurn::counted` of each), kept within [`MAX_STACKS`]: with the room they wait for.
-pub(super) static HELD: (std::sync::Mutex<usize>, std::sync::Condvar) =
+static HELD: (std::sync::Mutex<usize>, std::sync::Condvar) =
     (std::sync::Mutex::new(0), std::sync::Condvar::new());
 
 impl Drop for InTurn {
@@ -139,7 +139,7 @@ impl InTurn {
 }
 
 /// The threads of a block of `block` threads, x fastest.
-pub(super) fn block_threads(block: [usize; 3]) -> impl Iterator<Item = [usize; 3]> {
+fn block_threads(block: [usize; 3]) -> impl Iterator<Item = [usize; 3]> {
     (0..block[2])
         .flat_map(move |z| (0..block[1]).flat_map(move |y| (0..block[0]).map(move |x| [x, y, z])))
 }
@@ -156,10 +156,10 @@ impl<F: FnMut()> Drop for OnDrop<F> {
 /// Emulated threads of blocks that run in turn, or one emulated thread of a block whose threads
 /// run at once: a coroutine on the system thread that runs the block, which waits ([`Wait`]) by
 /// suspending.
-pub(super) type Thread = corosensei::Coroutine<(), Wait, (), Stack>;
+type Thread = corosensei::Coroutine<(), Wait, (), Stack>;
 
 /// A thread that runs `body` on `stack`, not started.
-pub(super) fn start_thread(stack: Stack, body: &impl Fn()) -> Thread {
+fn start_thread(stack: Stack, body: &impl Fn()) -> Thread {
     let start = move |yielder: &crate::gpu::imp::Yielder, ()| {
         crate::gpu::imp::set_yielder(yielder);
         body();

@@ -18,27 +18,27 @@ use std::sync::OnceLock;
 use corosensei::stack::{DefaultStack, StackPointer};
 
 /// The stack of a kernel thread where `OFFLOAD_HOST_STACK` is not set.
-pub(super) const DEFAULT_SIZE: usize = 1 << 20;
+const DEFAULT_SIZE: usize = 1 << 20;
 /// The smallest `OFFLOAD_HOST_STACK` taken: a kernel thread runs the library's code too.
-pub(super) const MIN_SIZE: usize = 64 << 10;
+const MIN_SIZE: usize = 64 << 10;
 
 /// Guard pages (their lowest address) of the stacks mapped now; 0 is a free slot. Stacks past
 /// the table's size overflow with the bare fault.
-pub(super) static GUARDS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
-pub(super) const SLOTS: usize = 1 << 14;
+static GUARDS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+const SLOTS: usize = 1 << 14;
 /// Where the search for a free slot starts: the slots in use stay packed at the low end.
-pub(super) static NEXT: AtomicUsize = AtomicUsize::new(0);
+static NEXT: AtomicUsize = AtomicUsize::new(0);
 /// One past the highest slot ever used: a fault's look-up reads no further.
-pub(super) static USED: AtomicUsize = AtomicUsize::new(0);
-pub(super) static PAGE: AtomicUsize = AtomicUsize::new(0);
+static USED: AtomicUsize = AtomicUsize::new(0);
+static PAGE: AtomicUsize = AtomicUsize::new(0);
 
 /// The handlers of SIGSEGV and SIGBUS before ours.
-pub(super) static PREVIOUS: [OnceLock<Previous>; 2] = [OnceLock::new(), OnceLock::new()];
+static PREVIOUS: [OnceLock<Previous>; 2] = [OnceLock::new(), OnceLock::new()];
 /// What the handler writes, made before it is installed (a handler must not allocate).
-pub(super) static MESSAGE: OnceLock<String> = OnceLock::new();
+static MESSAGE: OnceLock<String> = OnceLock::new();
 
 /// A handler of a signal, as `sigaction` gave it.
-pub(super) struct Previous(libc::sigaction);
+struct Previous(libc::sigaction);
 
 // SAFETY: plain data (an address, a mask, flags).
 unsafe impl Sync for Previous {}
@@ -47,7 +47,7 @@ unsafe impl Send for Previous {}
 
 /// Bytes of a kernel thread's stack: `OFFLOAD_HOST_STACK` (bytes, or with `K`, `M` or `G`),
 /// read once, else 1 MiB.
-pub(super) fn size() -> usize {
+fn size() -> usize {
     static SIZE: OnceLock<usize> = OnceLock::new();
     *SIZE.get_or_init(|| {
         let Ok(value) = std::env::var("OFFLOAD_HOST_STACK") else { return DEFAULT_SIZE };
@@ -64,7 +64,7 @@ pub(super) fn size() -> usize {
 }
 
 /// `4096`, `512K`, `8M`, `1G` (binary multiples; `KiB`, `MiB`, `GiB` too) in bytes.
-pub(super) fn parse_size(text: &str) -> Option<usize> {
+fn parse_size(text: &str) -> Option<usize> {
     let text = text.trim();
     let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(digits);
@@ -118,7 +118,7 @@ unsafe impl corosensei::stack::Stack for Stack {
 }
 
 /// Puts `guard` in a free slot of the table; `None` where it is full.
-pub(super) fn register(guard: usize) -> Option<usize> {
+fn register(guard: usize) -> Option<usize> {
     let start = NEXT.load(Ordering::Relaxed) % SLOTS;
     let slot = (0..SLOTS).map(|i| (start + i) % SLOTS).find(|&slot| {
         GUARDS[slot].compare_exchange(0, guard, Ordering::AcqRel, Ordering::Relaxed).is_ok()
@@ -129,7 +129,7 @@ pub(super) fn register(guard: usize) -> Option<usize> {
 }
 
 /// Whether `address` lies in the guard page of a stack in the table.
-pub(super) fn in_guard(address: usize) -> bool {
+fn in_guard(address: usize) -> bool {
     let page = PAGE.load(Ordering::Relaxed);
     GUARDS[..USED.load(Ordering::Acquire)].iter().any(|g| {
         let guard = g.load(Ordering::Acquire);
@@ -138,13 +138,13 @@ pub(super) fn in_guard(address: usize) -> bool {
 }
 
 /// The system's page size.
-pub(super) fn page_size() -> usize {
+fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
 }
 
 /// Installs the handler of SIGSEGV and SIGBUS, once.
-pub(super) fn install() {
+fn install() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         PAGE.store(page_size(), Ordering::Relaxed);
@@ -268,7 +268,7 @@ unsafe fn reset_to_default(signal: libc::c_int) {
 }
 
 /// An alternate signal stack this library mapped for its thread, unmapped when the thread ends.
-pub(super) struct AltStack {
+struct AltStack {
     map: *mut libc::c_void,
     len: usize,
     /// The inaccessible page at the mapping's start, below the stack.
@@ -301,7 +301,7 @@ impl Drop for AltStack {
 }
 
 /// Bytes of an alternate signal stack this library maps: the handler, or Rust's after it.
-pub(super) const ALT_STACK: usize = 64 << 10;
+const ALT_STACK: usize = 64 << 10;
 
 /// Gives this system thread an alternate signal stack where it has none, so that the overflow
 /// of a coroutine's stack can be reported; once per thread.
@@ -350,7 +350,7 @@ pub(super) fn give_altstack() {
 }
 
 /// Stacks kept between launches, at most this many.
-pub(super) const KEPT_STACKS: usize = 2048;
+const KEPT_STACKS: usize = 2048;
 
 /// Stacks for threads of blocks at once mapped at the most, over the process (a stack for each
 /// thread of each block whose threads run at once): each stack is two of the process's memory
@@ -361,7 +361,7 @@ pub(super) const MAX_STACKS: usize = 8192;
 /// launches (mapping a stack is a system call) and given back when dropped.
 pub(super) struct Stacks(pub(super) Vec<Stack>);
 
-pub(super) static KEPT: std::sync::Mutex<Vec<Stack>> = std::sync::Mutex::new(Vec::new());
+static KEPT: std::sync::Mutex<Vec<Stack>> = std::sync::Mutex::new(Vec::new());
 
 impl Stacks {
     pub(super) fn take(n: usize) -> Stacks {

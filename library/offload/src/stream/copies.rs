@@ -1,6 +1,6 @@
 //! The copies a synchronous launch on a GPU makes itself: the data of its plain `&T`/`&mut T`
 //! arguments, moved on the library's stream around the kernel (in before it, `&mut T` back
-//! after it, one wait for all), into device memory the runtime allocated for them. The runtime's
+//! after it, one wait for all), into device memory the launch allocated for them. The runtime's
 //! own mappers would copy each argument on a stream of theirs and wait for each: three waits
 //! and a stream from their pool per argument, where clang's `target` region waits once.
 //!

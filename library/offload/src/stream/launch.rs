@@ -24,10 +24,11 @@ pub struct Slot {
     pub value: *const u8,
     /// Bytes the address covers (0: an empty range, passed as null).
     pub size: i64,
-    /// For data the launch maps around itself (`MAP_TO`, `MAP_TO_FROM`): the bytes its mappers
-    /// map at `value`, the marker's size operand. `size`, or 0 where the library has mapped the
-    /// data already, for the launch, as part of one range that overlapping `&T` arguments
-    /// share (`launch::check_mapped`): the runtime then finds the address inside that range.
+    /// For data the launch maps around itself (`MAP_TO`, `MAP_TO_FROM`): the bytes it maps at
+    /// `value` (on a GPU, the memory of its own it allocates; through the runtime, the marker's
+    /// size operand). `size`, or 0 where the library has mapped the data already, for the
+    /// launch, as part of one range that overlapping `&T` arguments share
+    /// (`crate::launch::check_mapped`): its address is then found inside that range.
     pub map: i64,
 }
 
@@ -63,6 +64,12 @@ pub unsafe fn launch_async(
     let Some((id, ordinal)) = cuda_ordinal(image, device, kernel, &geometry)? else {
         return Ok(false);
     };
+    // `PresentArg` admits nothing else: data a plain `&T` lends for the call alone must not reach
+    // a kernel that outlives it.
+    assert!(
+        slots.iter().all(|s| matches!(s.kind, arg_kind::LITERAL | arg_kind::PRESENT)),
+        "an asynchronous launch of `{kernel}` with data it would map itself"
+    );
     let gpu = gpu(ordinal)?;
     let function = gpu.function(image, kernel)?;
     // SAFETY: per the caller, present data only (no slot has memory of the launch's own).
@@ -135,10 +142,13 @@ pub unsafe fn launch_sync(
     // wait means the GPU's context is lost (this kernel or an earlier one faulted).
     synchronize_ordinal(ordinal)?;
     let freed = gpu.api.with_context(gpu.context, || {
-        own.iter().flatten().try_for_each(|&device| {
+        // Every one is freed, whatever another's free said; the first failure is returned.
+        let mut freed = Ok(());
+        for &device in own.iter().flatten() {
             // SAFETY: allocated by `enqueue_around`, freed once; the stream has finished with it.
-            unsafe { gpu.api.free(device) }
-        })
+            freed = freed.and(unsafe { gpu.api.free(device) });
+        }
+        freed
     });
     enqueued.and(freed).map(|()| true)
 }

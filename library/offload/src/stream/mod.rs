@@ -10,8 +10,9 @@
 //!    device's stream when a kernel may still run there ([`synchronize_pending`]): the end mapper
 //!    of a guard's Drop, `sync`, `update`, a preload and a synchronous launch never overlap our
 //!    kernels, so a `PreloadMut` copies back the data the last kernel wrote;
-//! 3. device memory is freed only by those end mappers; a leaked (`mem::forget`) guard leaves
-//!    its mapping, and so the memory its kernels write, allocated for good.
+//! 3. the device memory an asynchronous kernel can reach is freed only by those end mappers; a
+//!    leaked (`mem::forget`) guard leaves its mapping, and so the memory its kernels write,
+//!    allocated for good. (A synchronous launch frees its own arguments' memory after its wait.)
 //!
 //! - `module`: the program's kernels as a CUDA module (PTX or cubin);
 //! - `gpus`: each GPU's context, stream and kernels;

@@ -65,8 +65,9 @@ pub(super) fn synchronize_ordinal(ordinal: usize) -> Result<(), Error> {
 
 /// Waits for the library's stream of runtime device `device` (-1: the default) when an
 /// asynchronous kernel may still run there. Every entry point that makes libomptarget touch a
-/// device calls this first; a program that never launches asynchronously pays one atomic load
-/// and a branch (the rest is out of line).
+/// device calls this first; until a kernel is launched on a GPU's stream (asynchronously, or
+/// synchronously with the library's launch) it pays one atomic load and a branch (the rest is
+/// out of line), and after, a look at the counters.
 #[inline(always)]
 pub fn synchronize_pending(device: i64) -> Result<(), Error> {
     if launched_async() { synchronize_device(device) } else { Ok(()) }
