@@ -77,8 +77,7 @@ fn toolchain(runner: &Runner) -> Line {
         found += ", with rust-src";
         Line { what, fix: None, found }
     } else {
-        found +=
-            ", without rust-src (the NVIDIA image cannot be built: core for nvptx64 comes from it)";
+        found += ", without rust-src (core for nvptx64 is built from it where the toolchain has no nvptx64 standard library)";
         let fix = "rustup component add rust-src --toolchain nightly";
         Line { what, fix: Some(fix.into()), found }
     }

@@ -118,7 +118,8 @@ impl Staging {
     }
 
     /// Stamps the staged entry and renames it into place. If another build finished the
-    /// same entry first, keeps that one; an entry from an older recipe is replaced.
+    /// same entry first, keeps that one; one whose stamp differs (built by another toolchain of
+    /// the same commit, or unfinished) is replaced.
     pub(crate) fn commit(self, entry: &Entry) -> Result<()> {
         fs::write(self.path().join("stamp"), &entry.stamp)?;
         let dest = entry.dir();
