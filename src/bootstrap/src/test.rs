@@ -74,7 +74,7 @@ pub(crate) fn test(
             "ptx" => ptx_suite(root, config, tools, filter),
             "ui" => compiletest(root, tools, "tests/ui", "ui", filter, bless),
             "run" => run_suite(root, config, tools, Flavor::Portable)
-                .and_then(|()| check_nvptx_image(root)),
+                .and_then(|()| check_nvptx_image(root, config)),
             "gpu" => gpu_suite(root, Some((config, tools)), sanitize),
             "tsan" => tsan_suite(root, config, tools),
             "install" => install_suite(root),
@@ -363,7 +363,7 @@ fn run_programs(root: &Path, flavor: Flavor, sanitizer: Option<(&Path, Tool)>) -
 
 /// The NVIDIA image of tests/run, built beside the host-offload one: its PTX FileChecked
 /// against tests/ptx/run_kernels.check, its cubin in the format libomptarget 19 loads.
-fn check_nvptx_image(root: &Path) -> Result<()> {
+fn check_nvptx_image(root: &Path, config: &Config) -> Result<()> {
     let dir = Flavor::Portable.target_dir(root).join("offload/images/offload-run-tests/nvptx64");
     let ptx = dir.join("offload_run_tests_offload_image.ptx");
     if !ptx.is_file() {
@@ -380,15 +380,11 @@ fn check_nvptx_image(root: &Path) -> Result<()> {
             .arg(&ptx)
             .arg(root.join("tests/ptx/run_kernels.check")),
     )?;
-    let cubin = std::fs::read(dir.join("offload_run_tests_offload_image.cubin"))?;
-    // ELF64, EI_ABIVERSION 7 (CUDA 11.8's format), e_machine EM_CUDA.
-    let (class, abi_version, machine) = (cubin.get(4), cubin.get(8), cubin.get(18..20));
-    if class != Some(&2) || abi_version != Some(&7) || machine != Some(&[190, 0][..]) {
-        bail!(
-            "the cubin of tests/run is not an ELF64 EM_CUDA image of ABI version 7, the one libomptarget 19 loads"
-        );
-    }
-    println!("nvptx image of tests/run: PTX checked, cubin ELF64 EM_CUDA ABI version 7 ... ok");
+    let cpu = &config.nvptx.target_cpu;
+    offload_support::cubin::check_cubin(&dir.join("offload_run_tests_offload_image.cubin"), cpu)?;
+    println!(
+        "nvptx image of tests/run: PTX checked, cubin ELF64 EM_CUDA ABI version 7 for {cpu} ... ok"
+    );
     Ok(())
 }
 

@@ -489,15 +489,15 @@ fn unescaped_colon(line: &str) -> Option<usize> {
     None
 }
 
-/// The digest of what shapes the images beyond files: cargo-offload's binary, the working
-/// folder and the options (as JSON), then each variable's name and value.
+/// The digest of what shapes the images beyond files: cargo-offload's binary and the working
+/// folder (their bytes: any path will do), the binary's state and the options (as JSON), then
+/// each variable's name and value.
 fn key(options: &Options<'_>) -> Result<String> {
     let exe = std::env::current_exe().context("finding cargo-offload's own path")?;
     let cwd = std::env::current_dir().context("reading the working folder")?;
-    let shape = serde_json::to_vec(&(&exe, state(&exe), &cwd, options))
-        .context("a path of the key is not UTF-8")?;
+    let shape = serde_json::to_vec(&(state(&exe), options)).context("writing the key's options")?;
     let mut digest = Digest::new();
-    digest.part(shape);
+    digest.part(exe.as_os_str().as_bytes()).part(cwd.as_os_str().as_bytes()).part(shape);
     let mut vars: Vec<(std::ffi::OsString, std::ffi::OsString)> =
         std::env::vars_os().filter(|(k, _)| !k.to_str().is_some_and(unshaping)).collect();
     vars.sort();

@@ -12,7 +12,6 @@
 //!   -> cubin check   ELF64, EM_CUDA, ABI version 7 (what libomptarget 19 loads), the SM
 //! ```
 
-mod cubin;
 mod ptx;
 mod ptxas;
 
@@ -22,13 +21,13 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result, anyhow, bail};
 use offload_support::toolchain;
 
-pub(crate) use self::cubin::check_cubin;
 pub(crate) use self::ptx::check_ptx;
 pub(crate) use self::ptxas::{find_ptxas, install_ptxas, ptxas_version};
 use crate::Config;
 use crate::command::{Cmd, Runner};
 use crate::image::{Image, ImageShape, Made, image_crate_files, write_image_crate};
 use crate::project::Project;
+pub(crate) use offload_support::cubin::{check_cubin, sm_number};
 
 pub(crate) const NVPTX_TRIPLE: &str = offload_abi::nvptx::TRIPLE;
 
@@ -297,19 +296,6 @@ pub(crate) fn build_nvptx_image(
     Ok(Image { triple: NVPTX_TRIPLE, path: cubin, made })
 }
 
-/// The SM number of an nvptx target CPU: 90 for `sm_90` (and for `sm_90a`).
-pub(crate) fn sm_number(target_cpu: &str) -> Result<u32> {
-    // `sm_<number>`, with at most one feature-set suffix (`a`: arch-specific, `f`: family).
-    let number =
-        target_cpu.strip_prefix("sm_").map(|rest| rest.strip_suffix(['a', 'f']).unwrap_or(rest));
-    number
-        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(|| {
-            anyhow!("invalid nvptx target cpu `{target_cpu}` (use a name such as `sm_90`)")
-        })
-}
-
 /// The repository `offload` comes from (`<repo>/library/offload`), where `.venv` and `build` are.
 pub(crate) fn repo_root(project: &Project) -> Option<PathBuf> {
     project
@@ -419,7 +405,7 @@ mod tests {
     use std::ffi::OsString;
     use std::process::ExitCode;
 
-    use super::{sm_number, stand_in_linker};
+    use super::stand_in_linker;
 
     #[test]
     fn the_stand_in_linker_leaves_the_output_cargo_looks_for() {
@@ -433,16 +419,5 @@ mod tests {
         assert_eq!(stand_in_linker(args.iter().map(OsString::from)), ExitCode::SUCCESS);
         assert!(joined.is_file());
         assert_eq!(stand_in_linker(["a.o"].iter().map(OsString::from)), ExitCode::FAILURE);
-    }
-
-    #[test]
-    fn target_cpus() {
-        assert_eq!(sm_number("sm_90").unwrap(), 90);
-        assert_eq!(sm_number("sm_90a").unwrap(), 90);
-        assert_eq!(sm_number("sm_100f").unwrap(), 100);
-        assert_eq!(sm_number("sm_80").unwrap(), 80);
-        for bad in ["", "sm_", "sm_a", "90", "gfx90a", "sm_90ab", "sm_9x0"] {
-            assert!(sm_number(bad).is_err(), "{bad} accepted");
-        }
     }
 }

@@ -3,12 +3,14 @@
 //! - [`command`]: running external programs, with their command line in errors;
 //! - [`toolchain`]: what the Rust toolchain says of itself (`rustc --print sysroot`, `rustc -V`,
 //!   `rustup which rustc`), and where FileCheck is;
+//! - [`cubin`]: a cubin's ELF header, in the format libomptarget 19 loads, for the GPU asked for;
 //! - [`ptx`]: the directives of a PTX module (its `.entry` kernels);
 //! - [`symbols`]: the symbols a device image (an ELF file) defines;
 //! - [`image_arg`]: `TRIPLE=PATH`, how a device image is named to the lowering;
 //! - [`digest`]: stable digests of what the tools record on disk.
 
 pub mod command;
+pub mod cubin;
 pub mod digest;
 pub mod image_arg;
 pub mod ptx;

@@ -13,8 +13,6 @@ use object::Endianness;
 use object::elf::{ELFCLASS64, EM_CUDA, FileHeader64};
 use object::read::elf::FileHeader as _;
 
-use super::sm_number;
-
 /// `e_ident[EI_OSABI]` of a cubin (LLVM's `ELFOSABI_CUDA`).
 const ELFOSABI_CUDA: u8 = 51;
 
@@ -31,7 +29,7 @@ const EF_CUDA_SM: u32 = 0xff;
 const FIX: &str = "assemble with CUDA 11.8's ptxas: run ./x.py setup, which installs nvidia-cuda-nvcc-cu11==11.8.89 into .venv, or pass --ptxas <CUDA 11.8 ptxas>";
 
 /// Checks that the file at `path` is a cubin libomptarget 19 loads on a `target_cpu` GPU.
-pub(crate) fn check_cubin(path: &Path, target_cpu: &str) -> Result<()> {
+pub fn check_cubin(path: &Path, target_cpu: &str) -> Result<()> {
     let data =
         std::fs::read(path).with_context(|| format!("reading the cubin {}", path.display()))?;
     check_header(&data, target_cpu).with_context(|| format!("{} cannot be loaded", path.display()))
@@ -70,6 +68,19 @@ fn check_header(data: &[u8], target_cpu: &str) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The SM number of an nvptx target CPU: 90 for `sm_90` (and for `sm_90a`).
+pub fn sm_number(target_cpu: &str) -> Result<u32> {
+    // `sm_<number>`, with at most one feature-set suffix (`a`: arch-specific, `f`: family).
+    let number =
+        target_cpu.strip_prefix("sm_").map(|rest| rest.strip_suffix(['a', 'f']).unwrap_or(rest));
+    number
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| {
+            anyhow!("invalid nvptx target cpu `{target_cpu}` (use a name such as `sm_90`)")
+        })
 }
 
 #[cfg(test)]
@@ -148,5 +159,16 @@ mod tests {
             e.starts_with(&format!("{} cannot be loaded: it has CUDA 13's", path.display())),
             "{e}"
         );
+    }
+
+    #[test]
+    fn target_cpus() {
+        assert_eq!(sm_number("sm_90").unwrap(), 90);
+        assert_eq!(sm_number("sm_90a").unwrap(), 90);
+        assert_eq!(sm_number("sm_100f").unwrap(), 100);
+        assert_eq!(sm_number("sm_80").unwrap(), 80);
+        for bad in ["", "sm_", "sm_a", "90", "gfx90a", "sm_90ab", "sm_9x0"] {
+            assert!(sm_number(bad).is_err(), "{bad} accepted");
+        }
     }
 }
