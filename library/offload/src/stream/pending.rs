@@ -30,7 +30,8 @@ unsafe impl Sync for Waited {}
 static STREAMS: [OnceLock<Waited>; MAX_GPUS] = [const { OnceLock::new() }; MAX_GPUS];
 static LAUNCHED: [AtomicU64; MAX_GPUS] = [const { AtomicU64::new(0) }; MAX_GPUS];
 static SYNCED: [AtomicU64; MAX_GPUS] = [const { AtomicU64::new(0) }; MAX_GPUS];
-/// Set by the first asynchronous launch: until then no entry point pays more than this load.
+/// Set by the first work enqueued on any GPU's stream (a launch of either kind): until then no
+/// entry point pays more than this load.
 static ANY_LAUNCHED: AtomicBool = AtomicBool::new(false);
 
 /// One more than the highest ordinal of a GPU opened: the waits look at these GPUs only.
@@ -70,7 +71,7 @@ pub(super) fn synchronize_ordinal(ordinal: usize) -> Result<(), Error> {
 /// out of line), and after, a look at the counters.
 #[inline(always)]
 pub fn synchronize_pending(device: i64) -> Result<(), Error> {
-    if launched_async() { synchronize_device(device) } else { Ok(()) }
+    if enqueued_any() { synchronize_device(device) } else { Ok(()) }
 }
 
 /// [`synchronize_pending`] for entry points that cannot return an error (a guard's Drop,
@@ -79,7 +80,7 @@ pub fn synchronize_pending(device: i64) -> Result<(), Error> {
 /// itself ends it when a synchronous kernel faults. Going on would copy back garbage.
 #[inline(always)]
 pub(crate) fn synchronize_pending_or_exit(device: i64) {
-    if launched_async() {
+    if enqueued_any() {
         synchronize_device_or_exit(device)
     }
 }
@@ -110,9 +111,9 @@ fn synchronize_device_or_exit(device: i64) {
     }
 }
 
-/// Whether any kernel was ever launched asynchronously (until then nothing can be pending).
+/// Whether anything was ever enqueued on a GPU's stream (until then nothing can be pending).
 #[inline(always)]
-fn launched_async() -> bool {
+fn enqueued_any() -> bool {
     ANY_LAUNCHED.load(Ordering::Acquire)
 }
 
