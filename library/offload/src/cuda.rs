@@ -21,6 +21,7 @@ pub(crate) type CuModule = *mut c_void;
 pub(crate) type CuFunction = *mut c_void;
 pub(crate) type CuStream = *mut c_void;
 pub(crate) type CuEvent = *mut c_void;
+pub(crate) type CuMemPool = *mut c_void;
 
 /// `CU_CTX_SCHED_*`: how a thread waits for the GPU in a context (`cuda.h`; the fourth,
 /// `CU_CTX_SCHED_BLOCKING_SYNC` = 0x4, is what libomptarget sets when left alone).
@@ -40,7 +41,27 @@ pub(crate) const CU_STREAM_NON_BLOCKING: c_uint = 0x1;
 /// `CUDA_ERROR_OUT_OF_MEMORY`.
 const CUDA_ERROR_OUT_OF_MEMORY: CuResult = 2;
 
-/// The driver's entry points, with the signatures of `cuda.h` (CUDA 11.x and later; the `_v2`
+/// `CU_EVENT_DISABLE_TIMING`: an event only waited for.
+const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
+
+/// `CUmemPoolProps` (CUDA 11.2; later versions name parts of `reserved`, which stay 0 here:
+/// their defaults).
+#[repr(C)]
+struct MemPoolProps {
+    /// `CU_MEM_ALLOCATION_TYPE_PINNED` (1).
+    alloc_type: c_int,
+    /// `CU_MEM_HANDLE_TYPE_NONE` (0).
+    handle_types: c_int,
+    /// `CUmemLocation`: `CU_MEM_LOCATION_TYPE_DEVICE` (1) and the ordinal.
+    location: [c_int; 2],
+    win32_security_attributes: *mut c_void,
+    reserved: [u8; 64],
+}
+
+/// `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`: the memory a pool keeps at a synchronisation.
+const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: c_int = 4;
+
+/// The driver's entry points, with the signatures of `cuda.h` (CUDA 11.2 and later; the `_v2`
 /// names are the ones `cuda.h` maps the plain names to).
 pub(crate) struct Api {
     pub(crate) device_get_count: unsafe extern "C" fn(*mut c_int) -> CuResult,
@@ -78,15 +99,21 @@ pub(crate) struct Api {
         *mut *mut c_void,
         *mut *mut c_void,
     ) -> CuResult,
-    stream_synchronize: unsafe extern "C" fn(CuStream) -> CuResult,
     /// `cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream)`
     memcpy_htod_async: unsafe extern "C" fn(u64, *const c_void, usize, CuStream) -> CuResult,
     /// `cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream)`
     memcpy_dtoh_async: unsafe extern "C" fn(*mut c_void, u64, usize, CuStream) -> CuResult,
-    /// `cuMemAlloc(CUdeviceptr*, size_t bytes)`, in the current context.
-    mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
-    /// `cuMemFree(CUdeviceptr)`
-    mem_free: unsafe extern "C" fn(u64) -> CuResult,
+    /// `cuMemPoolCreate(CUmemoryPool*, const CUmemPoolProps*)`
+    mem_pool_create: unsafe extern "C" fn(*mut CuMemPool, *const MemPoolProps) -> CuResult,
+    /// `cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute, void *value)`
+    mem_pool_set_attribute: unsafe extern "C" fn(CuMemPool, c_int, *mut c_void) -> CuResult,
+    /// `cuMemPoolTrimTo(CUmemoryPool, size_t minBytesToKeep)`
+    mem_pool_trim_to: unsafe extern "C" fn(CuMemPool, usize) -> CuResult,
+    /// `cuMemAllocFromPoolAsync(CUdeviceptr*, size_t bytes, CUmemoryPool, CUstream)`
+    mem_alloc_from_pool_async:
+        unsafe extern "C" fn(*mut u64, usize, CuMemPool, CuStream) -> CuResult,
+    /// `cuMemFreeAsync(CUdeviceptr, CUstream)`
+    mem_free_async: unsafe extern "C" fn(u64, CuStream) -> CuResult,
     /// `cuEventCreate(CUevent*, unsigned flags)`
     event_create: unsafe extern "C" fn(*mut CuEvent, c_uint) -> CuResult,
     /// `cuEventRecord(CUevent, CUstream)`
@@ -147,11 +174,13 @@ unsafe fn load() -> Option<Api> {
             module_get_function: entry!(c"cuModuleGetFunction"),
             stream_create: entry!(c"cuStreamCreate"),
             launch_kernel: entry!(c"cuLaunchKernel"),
-            stream_synchronize: entry!(c"cuStreamSynchronize"),
             memcpy_htod_async: entry!(c"cuMemcpyHtoDAsync_v2"),
             memcpy_dtoh_async: entry!(c"cuMemcpyDtoHAsync_v2"),
-            mem_alloc: entry!(c"cuMemAlloc_v2"),
-            mem_free: entry!(c"cuMemFree_v2"),
+            mem_pool_create: entry!(c"cuMemPoolCreate"),
+            mem_pool_set_attribute: entry!(c"cuMemPoolSetAttribute"),
+            mem_pool_trim_to: entry!(c"cuMemPoolTrimTo"),
+            mem_alloc_from_pool_async: entry!(c"cuMemAllocFromPoolAsync"),
+            mem_free_async: entry!(c"cuMemFreeAsync"),
             event_create: entry!(c"cuEventCreate"),
             event_record: entry!(c"cuEventRecord"),
             event_synchronize: entry!(c"cuEventSynchronize"),
@@ -393,10 +422,27 @@ impl Api {
         Ok(())
     }
 
-    /// Waits until everything enqueued on `stream` so far has finished.
+    /// Waits until everything enqueued on `stream` so far has finished, in the current context.
+    /// The wait is for an event recorded on the stream, not for the stream itself: the work
+    /// before it is the same, and compute-sanitizer's racecheck loses track of kernels that
+    /// other threads launch into a stream while one waits for it with `cuStreamSynchronize`
+    /// ("failure to track a kernel launch"; measured with the driver API alone on an H200),
+    /// but not of those around a waited event.
     pub(crate) fn synchronize(&self, stream: CuStream) -> Result<(), Error> {
-        // SAFETY: `stream` is a stream this library created and never destroys.
-        self.check("cuStreamSynchronize", unsafe { (self.stream_synchronize)(stream) })
+        let mut event = core::ptr::null_mut();
+        // SAFETY: the driver writes one handle; a context is current (callers' duty).
+        let flags = CU_EVENT_DISABLE_TIMING;
+        self.check("cuEventCreate", unsafe { (self.event_create)(&mut event, flags) })?;
+        // SAFETY: `event` was just created; `stream` is a stream this library created and
+        // never destroys.
+        let waited = self
+            .check("cuEventRecord", unsafe { (self.event_record)(event, stream) })
+            .and_then(|()| {
+                // SAFETY: a recorded event of this library's.
+                self.check("cuEventSynchronize", unsafe { (self.event_synchronize)(event) })
+            });
+        self.destroy_event(event);
+        waited
     }
 
     /// Enqueues a copy of `bytes` from host `src` to device address `dst` on `stream`, in the
@@ -435,27 +481,69 @@ impl Api {
         self.check("cuMemcpyDtoHAsync", result)
     }
 
-    /// `bytes` of device memory in the current context; none left is [`Error::OutOfMemory`].
-    pub(crate) fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+    /// A memory pool on GPU `ordinal` that keeps up to `keep` bytes of what is freed into it
+    /// across synchronisations (a pool gives memory back to the system at each one beyond
+    /// that).
+    pub(crate) fn create_pool(&self, ordinal: c_int, keep: u64) -> Result<CuMemPool, Error> {
+        let props = MemPoolProps {
+            alloc_type: 1,
+            handle_types: 0,
+            location: [1, ordinal],
+            win32_security_attributes: core::ptr::null_mut(),
+            reserved: [0; 64],
+        };
+        let mut pool = core::ptr::null_mut();
+        let mut keep = keep;
+        // SAFETY: the driver reads the properties and writes one handle; then reads a
+        // `cuuint64_t`, the attribute's type.
+        unsafe {
+            self.check("cuMemPoolCreate", (self.mem_pool_create)(&mut pool, &props))?;
+            self.check(
+                "cuMemPoolSetAttribute",
+                (self.mem_pool_set_attribute)(
+                    pool,
+                    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&raw mut keep).cast(),
+                ),
+            )?;
+        }
+        Ok(pool)
+    }
+
+    /// `bytes` of device memory from `pool`, usable by the work enqueued on `stream` after this
+    /// call (in the current context); none left is [`Error::OutOfMemory`].
+    pub(crate) fn alloc(
+        &self,
+        pool: CuMemPool,
+        bytes: usize,
+        stream: CuStream,
+    ) -> Result<u64, Error> {
         let mut address = 0;
-        // SAFETY: the driver writes one address; a context is current (callers' duty).
-        let result = unsafe { (self.mem_alloc)(&mut address, bytes) };
+        // SAFETY: the driver writes one address; `pool` and `stream` are the library's.
+        let result = unsafe { (self.mem_alloc_from_pool_async)(&mut address, bytes, pool, stream) };
         if result == CUDA_ERROR_OUT_OF_MEMORY {
             let available = self.memory_info().map_or(0, |(free, _)| free);
             return Err(Error::OutOfMemory { bytes, available });
         }
-        self.check("cuMemAlloc", result)?;
+        self.check("cuMemAllocFromPoolAsync", result)?;
         Ok(address)
     }
 
-    /// Frees memory from [`alloc`](Self::alloc), in its context (current).
+    /// Gives memory from [`alloc`](Self::alloc) back to its pool once the work enqueued on
+    /// `stream` so far has finished, in its context (current).
     ///
     /// # Safety
-    /// `address` must be from [`alloc`](Self::alloc), freed once, and no enqueued work may
-    /// still use it.
-    pub(crate) unsafe fn free(&self, address: u64) -> Result<(), Error> {
+    /// `address` must be from [`alloc`](Self::alloc), freed once, and no work enqueued on
+    /// another stream may still use it.
+    pub(crate) unsafe fn free(&self, address: u64, stream: CuStream) -> Result<(), Error> {
         // SAFETY: per the caller.
-        self.check("cuMemFree", unsafe { (self.mem_free)(address) })
+        self.check("cuMemFreeAsync", unsafe { (self.mem_free_async)(address, stream) })
+    }
+
+    /// Gives the memory `pool` keeps, and nothing uses, back to the system.
+    pub(crate) fn trim_pool(&self, pool: CuMemPool) -> Result<(), Error> {
+        // SAFETY: a pool of this library's.
+        self.check("cuMemPoolTrimTo", unsafe { (self.mem_pool_trim_to)(pool, 0) })
     }
 
     /// A new event, recorded on `stream` (`CU_EVENT_DEFAULT`: with timing), in the current

@@ -74,10 +74,14 @@ fn gpu_room(ordinal: usize, bytes: usize) -> Result<(), Error> {
     if known.get_mut(&ordinal).is_some_and(|k| k.take(bytes, Instant::now())) {
         return Ok(());
     }
-    let Some((free, _)) = gpu_memory(ordinal) else {
+    let room = || Some(gpu_memory(ordinal)?.0.saturating_sub(GPU_RESERVE));
+    let Some(mut available) = room() else {
         return Ok(());
     };
-    let available = free.saturating_sub(GPU_RESERVE);
+    // What the library's launches gave back to their pool is free to the mapping too.
+    if bytes > available && crate::stream::trim_pool(ordinal) {
+        available = room().unwrap_or(available);
+    }
     if bytes > available {
         known.remove(&ordinal);
         return Err(Error::OutOfMemory { bytes, available });

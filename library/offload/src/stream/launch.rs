@@ -92,10 +92,10 @@ pub unsafe fn launch_async(
 /// A synchronous launch through the library's stream on `device`'s GPU, so that a kernel that
 /// faults is [`Error::Cuda`] here (and at every later wait: the driver keeps the error) instead
 /// of libomptarget 19 ending the process. Each plain `&T`/`&mut T` argument gets device memory
-/// of its own from the driver (`cuMemAlloc`), copied in on the stream; then the kernel, the
-/// copies back of `&mut T`, one wait, and the frees ([`enqueue_around`]). The runtime's
-/// mapping table is not asked: its begin and end mappers cost about 18 us a call on an H200
-/// (four a launch of two arguments), the driver's allocation and free 2-4 us. Those the library
+/// of its own from the GPU's memory pool, copied in on the stream; then the kernel, the
+/// copies back of `&mut T`, one wait, and the frees into the pool ([`enqueue_around`]). The
+/// runtime's mapping table is not asked: its begin and end mappers cost about 18 us a call on
+/// an H200 (four a launch of two arguments), the pool's allocation and free 2-4 us. Those the library
 /// has mapped already (overlapping `&T` arguments, [`Slot::map`] 0) were copied in then.
 /// Present data and values pass as they are. After a fault the memory is left as it is: the
 /// GPU's context is lost. `Ok(false)` when the device is not a CUDA GPU, or
@@ -145,8 +145,9 @@ pub unsafe fn launch_sync(
         // Every one is freed, whatever another's free said; the first failure is returned.
         let mut freed = Ok(());
         for &device in own.iter().flatten() {
-            // SAFETY: allocated by `enqueue_around`, freed once; the stream has finished with it.
-            freed = freed.and(unsafe { gpu.api.free(device) });
+            // SAFETY: allocated by `enqueue_around`, freed once; the stream has finished with
+            // it, and nothing else used it.
+            freed = freed.and(unsafe { gpu.api.free(device, gpu.stream) });
         }
         freed
     });
@@ -174,7 +175,7 @@ unsafe fn enqueue_around(
             continue;
         }
         let bytes = slot.map as usize;
-        let device = api.alloc(bytes)?;
+        let device = api.alloc(gpu.pool, bytes, gpu.stream)?;
         *mine = Some(device);
         // SAFETY: the caller's borrow lasts until the stream has finished (the caller waits);
         // `device` was allocated for it.

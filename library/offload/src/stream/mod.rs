@@ -15,7 +15,7 @@
 //!    allocated for good. (A synchronous launch frees its own arguments' memory after its wait.)
 //!
 //! - `module`: the program's kernels as a CUDA module (PTX or cubin);
-//! - `gpus`: each GPU's context, stream and kernels;
+//! - `gpus`: each GPU's context, stream, memory pool and kernels;
 //! - `launch`: the launches on a stream, and a synchronous launch's own argument memory;
 //! - `copies`: that memory's copies in and back, reported as the runtime reports its own;
 //! - `pending`: what may still run on each stream, and the waits.
@@ -27,7 +27,7 @@ mod module;
 mod pending;
 
 pub use gpus::cuda_module_source;
-pub(crate) use gpus::device_stream;
+pub(crate) use gpus::{device_stream, trim_pool};
 pub use launch::{Slot, launch_async, launch_sync};
 pub use module::{CudaImage, ModuleSource};
 pub(crate) use pending::synchronize_pending_or_exit;

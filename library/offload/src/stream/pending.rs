@@ -8,7 +8,7 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use crate::cuda::{Api, CuStream};
+use crate::cuda::{Api, CuContext, CuStream};
 use crate::{Error, rt, sys};
 
 /// GPUs the library's streams serve (CUDA ordinals below it). Launches on others go through
@@ -20,6 +20,7 @@ const _: () = assert!(MAX_GPUS == 64);
 /// A GPU's stream, as the waits need it.
 struct Waited {
     api: &'static Api,
+    context: CuContext,
     stream: CuStream,
 }
 
@@ -39,8 +40,8 @@ static OPENED: AtomicUsize = AtomicUsize::new(0);
 
 /// GPU `ordinal`'s stream, just created, before any launch on it is counted: a wait that sees
 /// the count sees the stream.
-pub(super) fn opened(ordinal: usize, api: &'static Api, stream: CuStream) {
-    let _ = STREAMS[ordinal].set(Waited { api, stream });
+pub(super) fn opened(ordinal: usize, api: &'static Api, context: CuContext, stream: CuStream) {
+    let _ = STREAMS[ordinal].set(Waited { api, context, stream });
     OPENED.fetch_max(ordinal + 1, Ordering::AcqRel);
     register_exit_synchronization();
 }
@@ -57,9 +58,9 @@ pub(super) fn synchronize_ordinal(ordinal: usize) -> Result<(), Error> {
     if SYNCED[ordinal].load(Ordering::Acquire) >= launched {
         return Ok(());
     }
-    let Some(stream) = STREAMS[ordinal].get() else { return Ok(()) };
+    let Some(Waited { api, context, stream }) = STREAMS[ordinal].get() else { return Ok(()) };
     // Covers every kernel counted in `launched`: each was enqueued before its count.
-    stream.api.synchronize(stream.stream)?;
+    api.with_context(*context, || api.synchronize(*stream))?;
     SYNCED[ordinal].fetch_max(launched, Ordering::AcqRel);
     Ok(())
 }
