@@ -142,8 +142,12 @@ mod tests {
         );
 
         let library = sysroot.join("lib/rustlib/src/rust/library");
-        std::fs::create_dir_all(library.join("core/src")).unwrap();
-        std::fs::write(library.join("core/src/lib.rs"), "").unwrap();
+        // Both crates the sysroot is built from.
+        for krate in ["core", "alloc"] {
+            assert!(rust_src(&toolchain).is_err(), "found without {krate}");
+            std::fs::create_dir_all(library.join(krate).join("src")).unwrap();
+            std::fs::write(library.join(krate).join("src/lib.rs"), "").unwrap();
+        }
         assert_eq!(rust_src(&toolchain).unwrap(), library);
     }
 }

@@ -1,9 +1,9 @@
 //! `nvptx-sysroot`: finds or builds the nvptx64 sysroot and prints its path.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result};
 use clap::Parser;
 use nvptx_sysroot::{Config, DEFAULT_TARGET_CPU};
 
@@ -54,13 +54,10 @@ fn run(args: Args) -> Result<PathBuf> {
 
 /// `rustup which rustc --toolchain nightly`.
 fn nightly_rustc() -> Result<PathBuf> {
-    let hint = "install it with `rustup toolchain install nightly`, or pass --rustc";
-    let output = Command::new("rustup")
-        .args(["which", "rustc", "--toolchain", "nightly"])
-        .output()
-        .with_context(|| format!("cannot run rustup to find the nightly rustc ({hint})"))?;
-    ensure!(output.status.success(), "rustup knows no nightly toolchain ({hint})");
-    Ok(PathBuf::from(String::from_utf8(output.stdout)?.trim()))
+    let runner = offload_support::command::Runner::default();
+    offload_support::toolchain::rustup_rustc(&runner, None, Some("nightly")).context(
+        "no nightly rustc found (install it with `rustup toolchain install nightly`, or pass --rustc)",
+    )
 }
 
 /// `<repo>/build/nvptx-sysroot`, the repository being the one this tool was built in.

@@ -1,9 +1,10 @@
 //! What a rustc toolchain is (version, sysroot) and which sysroot sources it holds.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, Result};
+use offload_support::command::Runner;
+use offload_support::toolchain;
 
 use crate::shell::Shell;
 
@@ -24,9 +25,11 @@ pub(crate) struct Toolchain {
 
 impl Toolchain {
     pub(crate) fn query(rustc: &Path, shell: &Shell) -> Result<Self> {
-        let version = stdout(shell, Command::new(rustc).arg("-vV"))?;
-        let sysroot = stdout(shell, Command::new(rustc).args(["--print", "sysroot"]))?;
-        Self::from_answers(rustc, version, &sysroot)
+        shell.note(&format!("asking {} for its version and sysroot", rustc.display()));
+        let runner = Runner::default();
+        let version = toolchain::verbose_version(&runner, rustc)?;
+        let sysroot = toolchain::sysroot(&runner, rustc, None)?;
+        Self::from_answers(rustc, version, &sysroot.to_string_lossy())
     }
 
     /// [`Toolchain::query`], its answers kept in `cache_dir` for this very rustc binary (its
@@ -94,8 +97,9 @@ impl Toolchain {
 
     /// The `library` folder of the rust-src component.
     pub(crate) fn rust_src(&self) -> Option<PathBuf> {
-        Some(self.sysroot.join("lib/rustlib/src/rust/library"))
-            .filter(|library| library.join("core/src/lib.rs").is_file())
+        Some(toolchain::rust_src_library(&self.sysroot)).filter(|library| {
+            ["core", "alloc"].iter().all(|k| library.join(k).join("src/lib.rs").is_file())
+        })
     }
 
     /// The name rustup knows the toolchain by (its folder under rustup's `toolchains`, e.g.
@@ -127,11 +131,6 @@ fn record_name(identity: &str) -> String {
 
 /// How many hex digits of the blake3 hash name a record.
 const RECORD_HASH_DIGITS: usize = 32;
-
-fn stdout(shell: &Shell, cmd: &mut Command) -> Result<String> {
-    let output = shell.run(cmd)?;
-    String::from_utf8(output.stdout).context("rustc printed something that is not utf-8")
-}
 
 #[cfg(test)]
 mod tests {

@@ -81,18 +81,19 @@ impl Runner {
         Ok((output, timed_out))
     }
 
-    /// Runs the query `cmd` and returns its standard output; a non-zero exit is an error
-    /// naming the command line and carrying its standard error.
-    pub fn stdout(&self, cmd: &mut Command) -> Result<String> {
+    /// Runs `cmd` and captures its output; a non-zero exit is an error naming the command line
+    /// and carrying the end of its standard error ([`STDERR_TAIL_LINES`]).
+    pub fn output(&self, cmd: &mut Command) -> Result<Output> {
         let output = self.capture(cmd)?;
         if !output.status.success() {
-            bail!(
-                "`{}` failed ({}): {}",
-                line(cmd),
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
+            bail!("`{}` failed ({}): {}", line(cmd), output.status, stderr_tail(&output.stderr));
         }
+        Ok(output)
+    }
+
+    /// Runs the query `cmd` and returns its standard output; a failure as [`Runner::output`].
+    pub fn stdout(&self, cmd: &mut Command) -> Result<String> {
+        let output = self.output(cmd)?;
         String::from_utf8(output.stdout)
             .with_context(|| format!("`{}` printed something that is not UTF-8", line(cmd)))
     }
@@ -102,6 +103,16 @@ impl Runner {
             echo(cmd);
         }
     }
+}
+
+/// How many lines of a failed command's standard error its error carries: the end, where a
+/// compiler's summary is.
+pub const STDERR_TAIL_LINES: usize = 40;
+
+fn stderr_tail(stderr: &[u8]) -> String {
+    let stderr = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = stderr.trim().lines().collect();
+    lines[lines.len().saturating_sub(STDERR_TAIL_LINES)..].join("\n")
 }
 
 fn running(cmd: &Command) -> String {
@@ -118,12 +129,13 @@ pub fn line(cmd: &Command) -> String {
 }
 
 /// `word` as a shell line shows it, for messages and dry runs: in single quotes where it is
-/// empty or holds a space, a quote, `;` or `$`. (Not `shell_words::quote`, which also quotes
-/// `(`, `=` and the like: the dry-run lines are a format that tests and users read.)
+/// empty or holds a space, a quote, `;` or `$` (a single quote inside as `'\''`). (Not
+/// `shell_words::quote`, which also quotes `(`, `=` and the like: the dry-run lines are a format
+/// that tests and users read.)
 pub fn quote(word: &OsStr) -> String {
     let word = word.to_string_lossy();
     if word.is_empty() || word.contains([' ', '"', '\'', ';', '$']) {
-        format!("'{word}'")
+        format!("'{}'", word.replace('\'', r"'\''"))
     } else {
         word.into_owned()
     }
@@ -162,6 +174,11 @@ mod tests {
             "`sh -c 'echo no >&2; exit 1'` failed (exit status: 1): no"
         );
         assert_eq!(runner.stdout(Command::new("echo").arg("yes")).unwrap(), "yes\n");
+        // A long stderr: its end, where a compiler's summary is.
+        let long = runner.output(Command::new("sh").args(["-c", "seq 1 100 >&2; exit 1"]));
+        let message = long.unwrap_err().to_string();
+        assert!(message.contains("(exit status: 1): 61\n62\n"), "{message}");
+        assert!(message.ends_with("\n100"), "{message}");
     }
 
     #[test]
@@ -177,9 +194,9 @@ mod tests {
     fn words_are_quoted_where_a_shell_would_split_them() {
         let cmd = {
             let mut cmd = Command::new("cargo");
-            cmd.args(["build", "", "a b", "x;y", "$HOME", "--cfg=k=\"v\""]);
+            cmd.args(["build", "", "a b", "x;y", "$HOME", "--cfg=k=\"v\"", "it's"]);
             cmd
         };
-        assert_eq!(line(&cmd), "cargo build '' 'a b' 'x;y' '$HOME' '--cfg=k=\"v\"'");
+        assert_eq!(line(&cmd), r#"cargo build '' 'a b' 'x;y' '$HOME' '--cfg=k="v"' 'it'\''s'"#);
     }
 }

@@ -35,6 +35,11 @@ pub fn version(runner: &Runner, rustc: &Path) -> Result<String> {
     Ok(runner.stdout(Command::new(rustc).arg("-V"))?.trim().to_owned())
 }
 
+/// `rustc -vV` in full: the version, with its `release:` and `commit-hash:` lines.
+pub fn verbose_version(runner: &Runner, rustc: &Path) -> Result<String> {
+    runner.stdout(Command::new(rustc).arg("-vV"))
+}
+
 /// The rustc rustup runs (`rustup which rustc`): in `dir` where given (so that a
 /// `rust-toolchain.toml` there counts), of `toolchain` (`nightly`) where given.
 pub fn rustup_rustc(
@@ -53,10 +58,16 @@ pub fn rustup_rustc(
     Ok(PathBuf::from(runner.stdout(&mut cmd)?.trim()))
 }
 
+/// Where rustup's `rust-src` puts the standard library's crates (`core`, `alloc`, `std`, ...)
+/// in the toolchain at `sysroot`.
+pub fn rust_src_library(sysroot: &Path) -> PathBuf {
+    sysroot.join("lib/rustlib/src/rust/library")
+}
+
 /// Whether the toolchain at `sysroot` has the standard library's sources (rustup's `rust-src`):
 /// the nvptx64 sysroot is built from `core`'s, the tsan suite rebuilds `std` from its own.
 pub fn has_rust_src(sysroot: &Path) -> bool {
-    let library = sysroot.join("lib/rustlib/src/rust/library");
+    let library = rust_src_library(sysroot);
     ["core", "std"].iter().all(|krate| library.join(krate).join("src/lib.rs").is_file())
 }
 
