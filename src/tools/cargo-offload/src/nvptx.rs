@@ -123,7 +123,7 @@ pub(crate) fn build_nvptx_image(
     // 2. The sysroot: core, alloc and compiler_builtins for nvptx64, from the same rustc that
     //    builds the image (rlibs only load into the rustc that wrote them).
     let sysroot = if dry_run {
-        opts.sysroot_cache.join(format!("<toolchain>-{cpu}")).join("sysroot")
+        opts.sysroot_cache.join(nvptx_sysroot::entry_name("<toolchain>", cpu)).join("sysroot")
     } else {
         nvptx_sysroot::ensure(&nvptx_sysroot::Config {
             rustc: rustc.to_path_buf(),

@@ -259,9 +259,10 @@ const NVPTX_DIR: &str = "$PKG/target/offload/images/app/nvptx64";
 /// The NVIDIA image's build: rustc to bitcode, the device stage to PTX (a dry run knows no
 /// kernels to name), ptxas.
 fn nvptx_lines(cpu: &str) -> [String; 3] {
+    let sysroot = nvptx_sysroot::entry_name("<toolchain>", cpu);
     [
         format!(
-            "CARGO_TARGET_DIR=$PKG/target/offload/device-nvptx RUSTC=$RUSTC RUSTFLAGS='--sysroot=$SYSROOTS/<toolchain>-{cpu}/sysroot \
+            "CARGO_TARGET_DIR=$PKG/target/offload/device-nvptx RUSTC=$RUSTC RUSTFLAGS='--sysroot=$SYSROOTS/{sysroot}/sysroot \
 --cfg offload_device --check-cfg=cfg(offload_device) -Ctarget-cpu={cpu}' CARGO_OFFLOAD_AS_NVPTX_LINKER=1 cargo rustc --release \
 --target nvptx64-nvidia-cuda --lib --manifest-path {NVPTX_DIR}/Cargo.toml --quiet -- --emit=llvm-bc={NVPTX_DIR}/app_offload_image.bc,link \
 -Clinker=$CARGO_OFFLOAD"

@@ -63,13 +63,9 @@ impl Entry {
                 format!("local-{}", &blake3::hash(text.as_bytes()).to_hex()[..16])
             }
         };
-        // The recipe is in the folder's name, not only in its stamp: programs built against an
-        // entry name its folder in their flags, and cargo rebuilds them only when those change,
-        // so a new recipe must not rebuild an entry in place under them.
-        let recipe = &blake3::hash(RECIPE.as_bytes()).to_hex()[..8];
         Ok(Self {
             cache_dir: cache_dir.to_owned(),
-            key: format!("{toolchain_id}-{target_cpu}-{recipe}"),
+            key: entry_name(&toolchain_id, target_cpu),
             stamp: format!("{RECIPE}\ntarget-cpu: {target_cpu}\n{}", toolchain.verbose_version),
         })
     }
@@ -140,6 +136,15 @@ impl Staging {
 }
 
 /// Removes `dir` after first renaming it aside, so no reader sees it half deleted.
+/// The folder of the entry of toolchain `toolchain_id` for `target_cpu`. The recipe is in the
+/// name, not only in the stamp: programs built against an entry name its folder in their flags,
+/// and cargo rebuilds them only when those change, so a new recipe must not rebuild an entry in
+/// place under them.
+pub fn entry_name(toolchain_id: &str, target_cpu: &str) -> String {
+    let recipe = &blake3::hash(RECIPE.as_bytes()).to_hex()[..8];
+    format!("{toolchain_id}-{target_cpu}-{recipe}")
+}
+
 fn discard(cache_dir: &Path, dir: &Path) -> Result<()> {
     let aside = tempfile::Builder::new().prefix(STALE_PREFIX).tempdir_in(cache_dir)?;
     match fs::rename(dir, aside.path().join("entry")) {

@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 
 use crate::cache::Entry;
+pub use crate::cache::entry_name;
 use crate::compile::{Crate, SysrootBuilder};
 use crate::shell::Shell;
 use crate::toolchain::Toolchain;
