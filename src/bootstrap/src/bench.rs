@@ -56,6 +56,36 @@ pub(crate) struct Options {
     pub(crate) bench: Bench,
     pub(crate) reps: usize,
     pub(crate) out: Option<PathBuf>,
+    /// `bench saxpy`'s problem sizes; none: [`MODES`]'s.
+    pub(crate) sizes: Vec<u64>,
+}
+
+/// A problem size of `--sizes`: a count of f32, or of 2^20 of them with `M` (`16M`).
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
+    let (digits, unit) = match text.strip_suffix(['M', 'm']) {
+        Some(digits) => (digits, 1u64 << 20),
+        None => (text, 1),
+    };
+    let count: u64 = digits.parse().map_err(|_| format!("`{text}` is not a size (4096, 16M)"))?;
+    match count.checked_mul(unit) {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(format!("`{text}`: a size is at least 1 and fits in 64 bits")),
+    }
+}
+
+/// The modes `sizes` asks for: [`MODES`]'s K, launches and pairs at each size (once each, in
+/// the order given), or [`MODES`].
+fn modes(sizes: &[u64]) -> Vec<Mode> {
+    if sizes.is_empty() {
+        return MODES.to_vec();
+    }
+    let mut modes: Vec<Mode> = Vec::new();
+    for &n in sizes {
+        if !modes.iter().any(|m| m.n == n) {
+            modes.push(Mode { n, ..MODES[0] });
+        }
+    }
+    modes
 }
 
 /// `x.py bench`. `prepare` is what every command that builds runs first (main.rs).
@@ -66,6 +96,9 @@ pub(crate) fn bench(
     prepare: fn(&Path, &Config) -> Result<Tools>,
 ) -> Result<()> {
     let have_cargo = tools::have_cargo();
+    if !options.sizes.is_empty() && options.bench != Bench::Saxpy {
+        bail!("--sizes is for `./x.py bench saxpy`");
+    }
     if options.bench == Bench::Build {
         if !have_cargo {
             bail!("`./x.py bench build` builds with cargo, which is not on PATH here");
@@ -101,14 +134,14 @@ pub(crate) fn bench(
             bail!("no NVIDIA GPU here (nvidia-smi -L fails)");
         }
         let clang = anchors::clang(&dir.join(anchors::DIR));
-        let (what, command, out) = match options.bench {
-            Bench::Workloads => ("workloads", " workloads", workloads::DEFAULT_OUT),
-            _ => ("saxpy", "", DEFAULT_OUT),
+        let (what, command, out, sizes) = match options.bench {
+            Bench::Workloads => ("workloads", " workloads", workloads::DEFAULT_OUT, ""),
+            _ => ("saxpy", "", DEFAULT_OUT, " [--sizes N,...]"),
         };
         println!(
             "bench: the bundle is ready in {} ({BINARY}, {}, the anchors' sources; clang OpenMP anchor {}).\n\
              There is no NVIDIA GPU here (nvidia-smi -L fails): copy that folder to the GPU machine and run there\n  \
-             ./run-on-gpu.sh bench{command} [--reps R] [--out DIR]\n\
+             ./run-on-gpu.sh bench{command} [--reps R] [--out DIR]{sizes}\n\
              It builds the {what} anchor with nvcc, measures, and writes results.md, results.json and chart.svg to {out} in the bundle.",
             dir.display(),
             workloads::BINARY,
@@ -122,7 +155,7 @@ pub(crate) fn bench(
         return workloads::measure_and_report(&dir, config, options.reps, &out);
     }
     let out = options.out.clone().unwrap_or_else(|| root.join(DEFAULT_OUT));
-    measure_and_report(&dir, config, options.reps, &out)
+    measure_and_report(&dir, config, options.reps, &modes(&options.sizes), &out)
 }
 
 /// Adds the benchmark to a bundle being made in `out`: builds benches/saxpy for the GPU, copies
@@ -170,7 +203,13 @@ struct AnchorStatus {
 }
 
 /// Measures with the programs of the bundle in `dir`, then writes and prints the report.
-fn measure_and_report(dir: &Path, config: &Config, reps: usize, out: &Path) -> Result<()> {
+fn measure_and_report(
+    dir: &Path,
+    config: &Config,
+    reps: usize,
+    modes: &[Mode],
+    out: &Path,
+) -> Result<()> {
     let ours = Flavor::GpuOnly.bin_dir(dir).join(BINARY);
     if !ours.is_file() {
         bail!("no {} (make the bundle with ./x.py bench on a machine with cargo)", ours.display());
@@ -188,13 +227,13 @@ fn measure_and_report(dir: &Path, config: &Config, reps: usize, out: &Path) -> R
     if logs.exists() {
         std::fs::remove_dir_all(&logs).with_context(|| format!("clearing {}", logs.display()))?;
     }
-    let measured = measure::measure(&programs, reps, &logs)?;
-    let rows = report::rows(&MODES, &measured.series);
+    let measured = measure::measure(&programs, modes, reps, &logs)?;
+    let rows = report::rows(modes, &measured.series);
     let results = Results {
         date: utc_now(),
         device: measured.device.unwrap_or_else(|| "unknown device".into()),
         reps,
-        modes: MODES.to_vec(),
+        modes: modes.to_vec(),
         anchors: AnchorStatus { cuda: status(&programs.cuda), clang: status(&programs.clang) },
         series: measured.series,
         rows,
@@ -238,7 +277,7 @@ fn status(anchor: &Anchor) -> String {
 
 /// results.md: what was measured where, then the table.
 fn markdown(results: &Results) -> String {
-    let modes: Vec<String> = results.modes.iter().map(Mode::label).collect();
+    let labels: Vec<String> = results.modes.iter().map(Mode::label).collect();
     let first = results.modes.first().copied().unwrap_or(measure::LARGE);
     format!(
         "# saxpy: ours beside CUDA by hand and clang OpenMP\n\n\
@@ -254,7 +293,7 @@ fn markdown(results: &Results) -> String {
         results.device,
         results.date,
         runs(results.reps),
-        modes.join(" and "),
+        labels.join(", "),
         first.k,
         first.launches,
         first.pairs,
@@ -318,6 +357,19 @@ mod tests {
     }
 
     #[test]
+    fn sizes_make_modes_of_the_same_launches() {
+        assert_eq!(modes(&[]), MODES);
+        let asked = modes(&[4096, 16 << 20, 4096]);
+        assert_eq!(asked.iter().map(|m| m.n).collect::<Vec<_>>(), [4096, 16 << 20]);
+        assert!(asked.iter().all(|m| (m.k, m.launches, m.pairs) == (50, 1000, 10000)));
+        assert_eq!(parse_size("16M"), Ok(16 << 20));
+        assert_eq!(parse_size("65536"), Ok(65536));
+        for bad in ["0", "0M", "-1", "1.5M", "M", "", "99999999999999M"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn markdown_names_what_was_measured() {
         let results = Results {
             date: "2026-11-30T11:34:56Z".into(),
@@ -335,7 +387,7 @@ mod tests {
         assert!(text.contains("- device: NVIDIA H200 (CUDA); 2026-11-30T11:34:56Z\n"), "{text}");
         assert!(text.contains("- medians of 5 runs of each program, interleaved;"), "{text}");
         assert!(
-            text.contains("N=64M and N=4096 (M = 2^20 f32 per array), K=50 saxpy launches"),
+            text.contains("N=64M, N=4096 (M = 2^20 f32 per array), K=50 saxpy launches"),
             "{text}"
         );
         assert!(text.contains("- clang OpenMP: not built: no clang-19 here\n"), "{text}");

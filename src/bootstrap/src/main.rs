@@ -89,6 +89,10 @@ enum Command {
         /// Where the report goes (default: build/bench, build/bench-workloads, build/bench-build).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// The problem sizes of `bench saxpy`, f32 per array (M = 2^20): e.g. 4096,1M,16M
+        /// [default: 64M,4096]
+        #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = bench::parse_size)]
+        sizes: Vec<u64>,
     },
 }
 
@@ -125,8 +129,8 @@ fn run(command: Command) -> Result<()> {
                 test::Options { bless, sanitize: &sanitize },
             )
         }
-        Command::Bench { bench, reps, out } => {
-            let options = bench::Options { bench, reps: reps as usize, out };
+        Command::Bench { bench, reps, out, sizes } => {
+            let options = bench::Options { bench, reps: reps as usize, out, sizes };
             bench::bench(&root, &config, &options, prepare)
         }
         Command::Bundle => {
@@ -192,8 +196,15 @@ mod tests {
         ));
         assert!(matches!(
             parse("x bench workloads --reps 3").unwrap().command,
-            Command::Bench { bench: bench::Bench::Workloads, reps: 3, out: None }
+            Command::Bench { bench: bench::Bench::Workloads, reps: 3, out: None, ref sizes }
+                if sizes.is_empty()
         ));
+        assert!(matches!(
+            parse("x bench saxpy --sizes 4096,1M,16m").unwrap().command,
+            Command::Bench { ref sizes, .. } if *sizes == [4096, 1 << 20, 16 << 20]
+        ));
+        assert!(parse("x bench --sizes 0").is_err());
+        assert!(parse("x bench --sizes 4k").is_err());
         assert!(matches!(
             parse("x bench").unwrap().command,
             Command::Bench { bench: bench::Bench::Saxpy, reps: 5, .. }

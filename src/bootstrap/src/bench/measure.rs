@@ -76,9 +76,9 @@ impl Job {
 }
 
 /// One round: for each mode, ours, CUDA by hand, then clang with pageable and pinned memory.
-fn jobs(programs: &Programs) -> Vec<Job> {
+fn jobs(programs: &Programs, modes: &[Mode]) -> Vec<Job> {
     let mut jobs = Vec::new();
-    for mode in MODES {
+    for &mode in modes {
         let (n, k, launches, pairs) = (
             mode.n.to_string(),
             mode.k.to_string(),
@@ -131,10 +131,15 @@ pub(crate) struct Measured {
     pub(crate) device: Option<String>,
 }
 
-/// Runs every job `reps` times, round after round; the first failing run ends it.
-pub(crate) fn measure(programs: &Programs, reps: usize, logs: &Path) -> Result<Measured> {
+/// Runs every job in every mode `reps` times, round after round; the first failing run ends it.
+pub(crate) fn measure(
+    programs: &Programs,
+    modes: &[Mode],
+    reps: usize,
+    logs: &Path,
+) -> Result<Measured> {
     std::fs::create_dir_all(logs).with_context(|| format!("creating {}", logs.display()))?;
-    let jobs = jobs(programs);
+    let jobs = jobs(programs, modes);
     let mut series: Vec<Series> = Vec::new();
     let (mut ours_device, mut cuda_device) = (None, None);
     for rep in 1..=reps {
@@ -248,7 +253,7 @@ mod tests {
             clang: Anchor::Built(clang_script),
         };
         let logs = dir.path().join("logs");
-        let measured = measure(&programs, 2, &logs).unwrap();
+        let measured = measure(&programs, &MODES, 2, &logs).unwrap();
         let calls = std::fs::read_to_string(dir.path().join("calls")).unwrap();
         let round = "ours 67108864 50 1000 10000 pinned=0 MANDATORY\n\
                      cuda 67108864 50 1000 pinned=0 \n\
@@ -283,13 +288,13 @@ mod tests {
             cuda: Anchor::NotBuilt("no nvcc".into()),
             clang: Anchor::NotBuilt("no clang-19".into()),
         };
-        let error = format!("{:#}", measure(&failing, 1, &logs).err().unwrap());
+        let error = format!("{:#}", measure(&failing, &MODES, 1, &logs).err().unwrap());
         assert!(error.contains("ours N=64M (run 1 of 1) failed its own result check"), "{error}");
         let truncated = Programs {
             ours: stub(dir.path(), "ours2", &OURS.replace("bench any empty_launch_us 27.1\n", "")),
             ..failing
         };
-        let error = format!("{:#}", measure(&truncated, 1, &logs).err().unwrap());
+        let error = format!("{:#}", measure(&truncated, &MODES, 1, &logs).err().unwrap());
         assert!(error.contains("no `bench any empty_launch_us VALUE` line"), "{error}");
     }
 }
