@@ -17,11 +17,9 @@ mod kernels;
 const POOL_KEEPS: usize = 64 << 20;
 const SLACK: usize = 8 << 20;
 
-fn resident_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
+#[path = "../resident.rs"]
+mod resident;
+use resident::resident_kib;
 
 fn main() -> Result<(), offload::Error> {
     let launches: usize = std::env::args().nth(1).unwrap().parse().unwrap();

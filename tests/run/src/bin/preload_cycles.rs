@@ -9,11 +9,9 @@
 //! Every cycle copies in, and the mutable ones back (plus one warm-up copy in).
 //@ run: 100000 => h2d=100001 d2h=50000
 
-fn resident_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
+#[path = "../resident.rs"]
+mod resident;
+use resident::resident_kib;
 
 /// Slack for the runtime's pool of small device buffers, which it keeps for reuse, and the
 /// driver's allocation granularity.
