@@ -429,18 +429,9 @@ impl Api {
     /// ("failure to track a kernel launch"; measured with the driver API alone on an H200),
     /// but not of those around a waited event.
     pub(crate) fn synchronize(&self, stream: CuStream) -> Result<(), Error> {
-        let mut event = core::ptr::null_mut();
-        // SAFETY: the driver writes one handle; a context is current (callers' duty).
-        let flags = CU_EVENT_DISABLE_TIMING;
-        self.check("cuEventCreate", unsafe { (self.event_create)(&mut event, flags) })?;
-        // SAFETY: `event` was just created; `stream` is a stream this library created and
-        // never destroys.
-        let waited = self
-            .check("cuEventRecord", unsafe { (self.event_record)(event, stream) })
-            .and_then(|()| {
-                // SAFETY: a recorded event of this library's.
-                self.check("cuEventSynchronize", unsafe { (self.event_synchronize)(event) })
-            });
+        let event = self.record_event_with(stream, CU_EVENT_DISABLE_TIMING)?;
+        // SAFETY: a recorded event of this library's, destroyed after.
+        let waited = self.check("cuEventSynchronize", unsafe { (self.event_synchronize)(event) });
         self.destroy_event(event);
         waited
     }
@@ -549,9 +540,14 @@ impl Api {
     /// A new event, recorded on `stream` (`CU_EVENT_DEFAULT`: with timing), in the current
     /// context.
     pub(crate) fn record_event(&self, stream: CuStream) -> Result<CuEvent, Error> {
+        self.record_event_with(stream, 0)
+    }
+
+    /// [`record_event`](Self::record_event) of an event with `flags` (`CU_EVENT_*`).
+    fn record_event_with(&self, stream: CuStream, flags: c_uint) -> Result<CuEvent, Error> {
         let mut event = core::ptr::null_mut();
         // SAFETY: the driver writes one handle; a context is current (callers' duty).
-        self.check("cuEventCreate", unsafe { (self.event_create)(&mut event, 0) })?;
+        self.check("cuEventCreate", unsafe { (self.event_create)(&mut event, flags) })?;
         // SAFETY: `event` was just created and `stream` is a stream this library created.
         let recorded = self.check("cuEventRecord", unsafe { (self.event_record)(event, stream) });
         if let Err(e) = recorded {
