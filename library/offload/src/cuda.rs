@@ -43,6 +43,11 @@ const CUDA_ERROR_OUT_OF_MEMORY: CuResult = 2;
 
 /// `CU_EVENT_DISABLE_TIMING`: an event only waited for.
 const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
+/// `CU_EVENT_BLOCKING_SYNC`: a wait for the event sleeps instead of spinning.
+const CU_EVENT_BLOCKING_SYNC: c_uint = 0x1;
+/// `CU_CTX_SCHED_BLOCKING_SYNC` and `CU_CTX_SCHED_MASK`.
+const CU_CTX_SCHED_BLOCKING_SYNC: c_uint = 0x4;
+const CU_CTX_SCHED_MASK: c_uint = 0x7;
 
 /// `CUmemPoolProps` (CUDA 11.2; later versions name parts of `reserved`, which stay 0 here:
 /// their defaults).
@@ -83,6 +88,7 @@ pub(crate) struct Api {
     module_load_data: unsafe extern "C" fn(*mut CuModule, *const c_void) -> CuResult,
     module_get_function: unsafe extern "C" fn(*mut CuFunction, CuModule, *const c_char) -> CuResult,
     stream_create: unsafe extern "C" fn(*mut CuStream, c_uint) -> CuResult,
+    stream_synchronize: unsafe extern "C" fn(CuStream) -> CuResult,
     /// `cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMemBytes, stream,
     /// kernelParams, extra)`
     #[allow(clippy::type_complexity)]
@@ -103,6 +109,10 @@ pub(crate) struct Api {
     memcpy_htod_async: unsafe extern "C" fn(u64, *const c_void, usize, CuStream) -> CuResult,
     /// `cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream)`
     memcpy_dtoh_async: unsafe extern "C" fn(*mut c_void, u64, usize, CuStream) -> CuResult,
+    /// `cuMemAlloc(CUdeviceptr*, size_t bytes)`, in the current context.
+    mem_alloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
+    /// `cuMemFree(CUdeviceptr)`
+    mem_free: unsafe extern "C" fn(u64) -> CuResult,
     /// `cuMemPoolCreate(CUmemoryPool*, const CUmemPoolProps*)`
     mem_pool_create: unsafe extern "C" fn(*mut CuMemPool, *const MemPoolProps) -> CuResult,
     /// `cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute, void *value)`
@@ -173,9 +183,12 @@ unsafe fn load() -> Option<Api> {
             module_load_data: entry!(c"cuModuleLoadData"),
             module_get_function: entry!(c"cuModuleGetFunction"),
             stream_create: entry!(c"cuStreamCreate"),
+            stream_synchronize: entry!(c"cuStreamSynchronize"),
             launch_kernel: entry!(c"cuLaunchKernel"),
             memcpy_htod_async: entry!(c"cuMemcpyHtoDAsync_v2"),
             memcpy_dtoh_async: entry!(c"cuMemcpyDtoHAsync_v2"),
+            mem_alloc: entry!(c"cuMemAlloc_v2"),
+            mem_free: entry!(c"cuMemFree_v2"),
             mem_pool_create: entry!(c"cuMemPoolCreate"),
             mem_pool_set_attribute: entry!(c"cuMemPoolSetAttribute"),
             mem_pool_trim_to: entry!(c"cuMemPoolTrimTo"),
@@ -422,18 +435,50 @@ impl Api {
         Ok(())
     }
 
-    /// Waits until everything enqueued on `stream` so far has finished, in the current context.
-    /// The wait is for an event recorded on the stream, not for the stream itself: the work
-    /// before it is the same, and compute-sanitizer's racecheck loses track of kernels that
-    /// other threads launch into a stream while one waits for it with `cuStreamSynchronize`
-    /// ("failure to track a kernel launch"; measured with the driver API alone on an H200),
-    /// but not of those around a waited event.
-    pub(crate) fn synchronize(&self, stream: CuStream) -> Result<(), Error> {
-        let event = self.record_event_with(stream, CU_EVENT_DISABLE_TIMING)?;
-        // SAFETY: a recorded event of this library's, destroyed after.
-        let waited = self.check("cuEventSynchronize", unsafe { (self.event_synchronize)(event) });
-        self.destroy_event(event);
-        waited
+    /// Waits until everything enqueued on `stream` (of `context`) so far has finished; the
+    /// waiting thread sleeps where `blocking` (the context's wait mode is
+    /// `CU_CTX_SCHED_BLOCKING_SYNC`: see [`waits_block`](Self::waits_block)), else spins. The
+    /// wait is for an event recorded on the stream, not for the stream itself: the work before
+    /// it is the same, and compute-sanitizer's racecheck loses track of kernels that other
+    /// threads launch into a stream while one waits for it with `cuStreamSynchronize` ("failure
+    /// to track a kernel launch"; measured with the driver API alone on an H200), but not of
+    /// those around a waited event. Where no event can be recorded (no memory for one, the
+    /// context not made current), the stream itself is waited for: a caller's borrowed memory
+    /// may be in the copies, so the wait must not be skipped.
+    pub(crate) fn synchronize(
+        &self,
+        context: CuContext,
+        stream: CuStream,
+        blocking: bool,
+    ) -> Result<(), Error> {
+        let flags = CU_EVENT_DISABLE_TIMING | if blocking { CU_EVENT_BLOCKING_SYNC } else { 0 };
+        match self.with_context(context, || self.record_event_with(stream, flags)) {
+            Ok(event) => {
+                // SAFETY: a recorded event of this library's, destroyed after.
+                let waited =
+                    self.check("cuEventSynchronize", unsafe { (self.event_synchronize)(event) });
+                self.destroy_event(event);
+                waited
+            }
+            // SAFETY: `stream` is a stream this library created and never destroys.
+            Err(_) => {
+                self.check("cuStreamSynchronize", unsafe { (self.stream_synchronize)(stream) })
+            }
+        }
+    }
+
+    /// Whether GPU `ordinal`'s primary context puts waiting threads to sleep
+    /// (`CU_CTX_SCHED_BLOCKING_SYNC`, libomptarget's choice when it activates the context, or
+    /// `OFFLOAD_CUDA_WAIT=blocking`): an event waited for must then say so too, or its wait
+    /// spins.
+    pub(crate) fn waits_block(&self, ordinal: c_int) -> bool {
+        let (mut device, mut flags, mut active) = (0, 0, 0);
+        // SAFETY: the driver writes one value each.
+        unsafe {
+            (self.device_get)(&mut device, ordinal) == 0
+                && (self.primary_ctx_get_state)(device, &mut flags, &mut active) == 0
+                && flags & CU_CTX_SCHED_MASK == CU_CTX_SCHED_BLOCKING_SYNC
+        }
     }
 
     /// Enqueues a copy of `bytes` from host `src` to device address `dst` on `stream`, in the
@@ -472,9 +517,9 @@ impl Api {
         self.check("cuMemcpyDtoHAsync", result)
     }
 
-    /// A memory pool on GPU `ordinal` that keeps up to `keep` bytes of what is freed into it
-    /// across synchronisations (a pool gives memory back to the system at each one beyond
-    /// that).
+    /// A memory pool on GPU `ordinal` that, at a synchronisation, gives the memory nothing uses
+    /// back to the system only while it holds more than `keep` bytes in all (its release
+    /// threshold); `CUDA_ERROR_NOT_SUPPORTED` on a GPU without memory pools.
     pub(crate) fn create_pool(&self, ordinal: c_int, keep: u64) -> Result<CuMemPool, Error> {
         let props = MemPoolProps {
             alloc_type: 1,
@@ -503,7 +548,7 @@ impl Api {
 
     /// `bytes` of device memory from `pool`, usable by the work enqueued on `stream` after this
     /// call (in the current context); none left is [`Error::OutOfMemory`].
-    pub(crate) fn alloc(
+    pub(crate) fn alloc_from(
         &self,
         pool: CuMemPool,
         bytes: usize,
@@ -512,23 +557,45 @@ impl Api {
         let mut address = 0;
         // SAFETY: the driver writes one address; `pool` and `stream` are the library's.
         let result = unsafe { (self.mem_alloc_from_pool_async)(&mut address, bytes, pool, stream) };
+        self.allocated("cuMemAllocFromPoolAsync", result, bytes).map(|()| address)
+    }
+
+    /// Gives memory from [`alloc_from`](Self::alloc_from) back to its pool once the work
+    /// enqueued on `stream` so far has finished, in its context (current).
+    ///
+    /// # Safety
+    /// `address` must be from [`alloc_from`](Self::alloc_from), freed once, and no work
+    /// enqueued on another stream may still use it.
+    pub(crate) unsafe fn free_async(&self, address: u64, stream: CuStream) -> Result<(), Error> {
+        // SAFETY: per the caller.
+        self.check("cuMemFreeAsync", unsafe { (self.mem_free_async)(address, stream) })
+    }
+
+    /// `bytes` of device memory in the current context; none left is [`Error::OutOfMemory`].
+    pub(crate) fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+        let mut address = 0;
+        // SAFETY: the driver writes one address; a context is current (callers' duty).
+        let result = unsafe { (self.mem_alloc)(&mut address, bytes) };
+        self.allocated("cuMemAlloc", result, bytes).map(|()| address)
+    }
+
+    /// Frees memory from [`alloc`](Self::alloc), in its context (current).
+    ///
+    /// # Safety
+    /// `address` must be from [`alloc`](Self::alloc), freed once, and no enqueued work may
+    /// still use it.
+    pub(crate) unsafe fn free(&self, address: u64) -> Result<(), Error> {
+        // SAFETY: per the caller.
+        self.check("cuMemFree", unsafe { (self.mem_free)(address) })
+    }
+
+    /// An allocation's result: `CUDA_ERROR_OUT_OF_MEMORY` as [`Error::OutOfMemory`].
+    fn allocated(&self, call: &'static str, result: CuResult, bytes: usize) -> Result<(), Error> {
         if result == CUDA_ERROR_OUT_OF_MEMORY {
             let available = self.memory_info().map_or(0, |(free, _)| free);
             return Err(Error::OutOfMemory { bytes, available });
         }
-        self.check("cuMemAllocFromPoolAsync", result)?;
-        Ok(address)
-    }
-
-    /// Gives memory from [`alloc`](Self::alloc) back to its pool once the work enqueued on
-    /// `stream` so far has finished, in its context (current).
-    ///
-    /// # Safety
-    /// `address` must be from [`alloc`](Self::alloc), freed once, and no work enqueued on
-    /// another stream may still use it.
-    pub(crate) unsafe fn free(&self, address: u64, stream: CuStream) -> Result<(), Error> {
-        // SAFETY: per the caller.
-        self.check("cuMemFreeAsync", unsafe { (self.mem_free_async)(address, stream) })
+        self.check(call, result)
     }
 
     /// Gives the memory `pool` keeps, and nothing uses, back to the system.

@@ -28,8 +28,11 @@ pub(super) struct Gpu {
     pub(super) api: &'static Api,
     pub(super) context: CuContext,
     pub(super) stream: CuStream,
-    /// Where synchronous launches allocate their arguments' device memory.
-    pub(super) pool: CuMemPool,
+    /// Whether waits sleep ([`Api::waits_block`]).
+    blocking: bool,
+    /// Where synchronous launches allocate their arguments' device memory; `None` on a GPU
+    /// without memory pools, which allocates with `cuMemAlloc`.
+    pool: Option<CuMemPool>,
     module: OnceLock<Result<(CuModule, ModuleSource), Error>>,
     functions: Mutex<HashMap<&'static str, CuFunction>>,
 }
@@ -45,24 +48,51 @@ impl Gpu {
         let context = api.primary_context(ordinal as c_int)?;
         let (stream, pool) = api.with_context(context, || {
             let stream = api.create_stream()?;
-            let pool = api.create_pool(ordinal as c_int, POOL_KEEPS)?;
+            let pool = api.create_pool(ordinal as c_int, POOL_KEEPS).ok();
             // The pool's first allocation sets up the driver's stream-ordered allocator (11 ms
-            // on an H200): made here, with the GPU's other start-up work, not in a launch.
-            let first = api.alloc(pool, 1, stream)?;
-            // SAFETY: just allocated, used by nothing.
-            unsafe { api.free(first, stream) }?;
-            api.synchronize(stream)?;
+            // on an H200): made here, with the GPU's other start-up work, not in a launch. Where
+            // it fails (a full GPU), the first launch that allocates sets it up.
+            if let Some(first) = pool.and_then(|pool| api.alloc_from(pool, 1, stream).ok()) {
+                // SAFETY: just allocated, used by nothing.
+                let _ = unsafe { api.free_async(first, stream) };
+            }
             Ok((stream, pool))
         })?;
-        pending::opened(ordinal, api, context, stream);
+        let blocking = api.waits_block(ordinal as c_int);
+        pending::opened(ordinal, api, context, stream, blocking);
         Ok(Gpu {
             api,
             context,
             stream,
+            blocking,
             pool,
             module: OnceLock::new(),
             functions: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// `bytes` of device memory for the work enqueued on the stream from now on, in the GPU's
+    /// context (current): from the pool, or where there is none from `cuMemAlloc`.
+    pub(super) fn alloc(&self, bytes: usize) -> Result<u64, Error> {
+        match self.pool {
+            Some(pool) => self.api.alloc_from(pool, bytes, self.stream),
+            None => self.api.alloc(bytes),
+        }
+    }
+
+    /// Gives back memory from [`alloc`](Self::alloc), in the GPU's context (current).
+    ///
+    /// # Safety
+    /// `address` must be from [`alloc`](Self::alloc), freed once, after a wait for the stream
+    /// that covers all the work that used it.
+    pub(super) unsafe fn free(&self, address: u64) -> Result<(), Error> {
+        // SAFETY: per the caller.
+        unsafe {
+            match self.pool {
+                Some(_) => self.api.free_async(address, self.stream),
+                None => self.api.free(address),
+            }
+        }
     }
 
     /// Enqueues `function` with parameter `values` (8 bytes each, as the entry declares them)
@@ -133,11 +163,15 @@ pub(super) fn gpu(ordinal: usize) -> Result<&'static Gpu, Error> {
     GPUS[ordinal].get_or_init(|| Gpu::open(ordinal)).as_ref().map_err(Clone::clone)
 }
 
-/// Gives the memory GPU `ordinal`'s pool keeps back to the system; whether the GPU has one
-/// (it is opened).
+/// Gives the memory GPU `ordinal`'s pool keeps, and nothing uses, back to the system, after a
+/// wait for the stream (a free is done once the stream has passed it); whether there was such
+/// a pool (the GPU is opened and has one).
 pub(crate) fn trim_pool(ordinal: usize) -> bool {
     let Some(Ok(gpu)) = GPUS.get(ordinal).and_then(OnceLock::get) else { return false };
-    gpu.api.with_context(gpu.context, || gpu.api.trim_pool(gpu.pool)).is_ok()
+    let Some(pool) = gpu.pool else { return false };
+    let api = gpu.api;
+    api.synchronize(gpu.context, gpu.stream, gpu.blocking).is_ok()
+        && api.with_context(gpu.context, || api.trim_pool(pool)).is_ok()
 }
 
 /// Where a launch on runtime device `device` (-1: the default) can be enqueued: the runtime's

@@ -147,7 +147,7 @@ pub unsafe fn launch_sync(
         for &device in own.iter().flatten() {
             // SAFETY: allocated by `enqueue_around`, freed once; the stream has finished with
             // it, and nothing else used it.
-            freed = freed.and(unsafe { gpu.api.free(device, gpu.stream) });
+            freed = freed.and(unsafe { gpu.free(device) });
         }
         freed
     });
@@ -175,7 +175,7 @@ unsafe fn enqueue_around(
             continue;
         }
         let bytes = slot.map as usize;
-        let device = api.alloc(gpu.pool, bytes, gpu.stream)?;
+        let device = gpu.alloc(bytes)?;
         *mine = Some(device);
         // SAFETY: the caller's borrow lasts until the stream has finished (the caller waits);
         // `device` was allocated for it.

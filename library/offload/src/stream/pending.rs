@@ -22,6 +22,8 @@ struct Waited {
     api: &'static Api,
     context: CuContext,
     stream: CuStream,
+    /// Whether waits sleep (`Api::waits_block`).
+    blocking: bool,
 }
 
 // SAFETY: driver handles may be used from any thread.
@@ -40,8 +42,14 @@ static OPENED: AtomicUsize = AtomicUsize::new(0);
 
 /// GPU `ordinal`'s stream, just created, before any launch on it is counted: a wait that sees
 /// the count sees the stream.
-pub(super) fn opened(ordinal: usize, api: &'static Api, context: CuContext, stream: CuStream) {
-    let _ = STREAMS[ordinal].set(Waited { api, context, stream });
+pub(super) fn opened(
+    ordinal: usize,
+    api: &'static Api,
+    context: CuContext,
+    stream: CuStream,
+    blocking: bool,
+) {
+    let _ = STREAMS[ordinal].set(Waited { api, context, stream, blocking });
     OPENED.fetch_max(ordinal + 1, Ordering::AcqRel);
     register_exit_synchronization();
 }
@@ -58,9 +66,9 @@ pub(super) fn synchronize_ordinal(ordinal: usize) -> Result<(), Error> {
     if SYNCED[ordinal].load(Ordering::Acquire) >= launched {
         return Ok(());
     }
-    let Some(Waited { api, context, stream }) = STREAMS[ordinal].get() else { return Ok(()) };
+    let Some(waited) = STREAMS[ordinal].get() else { return Ok(()) };
     // Covers every kernel counted in `launched`: each was enqueued before its count.
-    api.with_context(*context, || api.synchronize(*stream))?;
+    waited.api.synchronize(waited.context, waited.stream, waited.blocking)?;
     SYNCED[ordinal].fetch_max(launched, Ordering::AcqRel);
     Ok(())
 }
