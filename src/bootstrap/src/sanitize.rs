@@ -43,6 +43,20 @@ pub(crate) fn chosen(asked: Option<Vec<Tool>>) -> Vec<Tool> {
 /// is in the process's, so a program that measures its memory knows not to judge it.
 pub(crate) const ENV: &str = "OFFLOAD_SANITIZER";
 
+/// libomptarget's variable for the size above which it frees device memory with `cuMemFree`
+/// when a mapping ends (below it, its memory manager keeps the memory for the next mapping of
+/// that size, and frees it at exit).
+const RUNTIME_FREES_ABOVE: &str = "LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD";
+
+/// Under racecheck, the runtime keeps (until exit) every allocation up to 1 GiB, more than any
+/// threaded program of the suite maps. racecheck of CUDA 13.0 can deadlock when one thread calls
+/// `cuMemFree` while others launch kernels into a shared stream and wait for events on it: seen
+/// with the driver API alone (8 threads, each round allocating, copying in, launching, waiting,
+/// copying back and freeing its buffers: 2 of 8 runs never finished; 0 of 3 with buffers
+/// allocated once), and in `threads_async.rs` (about 1 run in 3; 0 of 3 with this). The kernels the
+/// tool checks are the same; only the frees move to exit.
+const KEEP_RUNTIME_ALLOCATIONS: u64 = 1 << 30;
+
 /// compute-sanitizer, found on PATH or in CUDA's default folder.
 pub(crate) fn find() -> Result<PathBuf> {
     let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
@@ -71,7 +85,8 @@ pub(crate) struct Sanitizer<'a> {
 
 impl Sanitizer<'_> {
     /// The command that runs `program` under the tool: its children too, unless
-    /// `this_process_only` (a program whose children fault on purpose).
+    /// `this_process_only` (a program whose children fault on purpose). Under racecheck the
+    /// runtime keeps its device memory until exit ([`KEEP_RUNTIME_ALLOCATIONS`]).
     pub(crate) fn command(&self, program: &Path, this_process_only: bool) -> Command {
         let mut cmd = Command::new(self.binary);
         cmd.args(["--tool", self.tool.name()])
@@ -81,6 +96,9 @@ impl Sanitizer<'_> {
             .arg(self.logs.join("%p.log"))
             .arg(program)
             .env(ENV, self.tool.name());
+        if self.tool == Tool::Racecheck {
+            cmd.env(RUNTIME_FREES_ABOVE, KEEP_RUNTIME_ALLOCATIONS.to_string());
+        }
         cmd
     }
 
@@ -115,7 +133,9 @@ fn clean(log: &str, expected: &[String]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::clean;
+    use std::path::Path;
+
+    use super::{RUNTIME_FREES_ABOVE, Sanitizer, Tool, clean};
 
     #[test]
     fn only_a_summary_of_nothing_is_clean() {
@@ -135,6 +155,24 @@ mod tests {
         ));
         // A log cut short (the process was killed) has no summary.
         assert!(!clean("========= COMPUTE-SANITIZER\n", none));
+    }
+
+    #[test]
+    fn only_racecheck_keeps_the_runtime_from_freeing() {
+        let sanitizer = |tool| Sanitizer {
+            binary: Path::new("compute-sanitizer"),
+            tool,
+            logs: Path::new("logs"),
+            expected: &[],
+        };
+        let kept = |tool| {
+            let cmd = sanitizer(tool).command(Path::new("program"), false);
+            cmd.get_envs().any(|(name, value)| {
+                name == RUNTIME_FREES_ABOVE && value.is_some_and(|v| v == "1073741824")
+            })
+        };
+        assert!(kept(Tool::Racecheck));
+        assert!(!kept(Tool::Memcheck) && !kept(Tool::Initcheck));
     }
 
     #[test]
