@@ -7,8 +7,20 @@
 mod kernels;
 
 fn main() -> Result<(), offload::Error> {
-    let x: Vec<f32> =
-        vec![-2.5, -1.5, -0.5, -0.0, 0.0, 0.49999997, 0.5, 1.5, 2.5, core::f32::consts::PI, 7.25, 1e-3];
+    let x: Vec<f32> = vec![
+        -2.5,
+        -1.5,
+        -0.5,
+        -0.0,
+        0.0,
+        0.49999997,
+        0.5,
+        1.5,
+        2.5,
+        core::f32::consts::PI,
+        7.25,
+        1e-3,
+    ];
     let w: Vec<f64> = x.iter().map(|&v| f64::from(v) * 1.000_000_1).collect();
     let mut out = vec![0f32; x.len() * 10];
     let mut out64 = vec![0f64; x.len() * 6];

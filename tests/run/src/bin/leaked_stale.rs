@@ -34,7 +34,11 @@ fn main() -> Result<(), offload::Error> {
         let x = offload::preload(&new[..]); // present, copied in again: 1 in
         offload::launch!(kernels::saxpy, 4, 128, (1.0f32, &x, &mut ys[..]))?; // 1 in, 1 out
     }
-    assert!(ys.iter().all(|&y| y == 7.0), "the old allocation's data reached the kernel: {}", ys[0]);
+    assert!(
+        ys.iter().all(|&y| y == 7.0),
+        "the old allocation's data reached the kernel: {}",
+        ys[0]
+    );
 
     // Nested in a live `Preload` the same holds (it may itself be the leaked one's neighbour):
     // each `preload` copies its own bytes in.

@@ -26,8 +26,14 @@ fn main() -> Result<(), offload::Error> {
     assert!(ys.iter().zip(&xs).all(|(&y, &x)| y == x * x), "square");
 
     // Fields in another order, the device by index, shared memory given (none used).
-    offload!(args = (2.0f32, &xs[..], &mut ys[..]), device = 0, dyn_cache = 0,
-             thread_dim = [128, 1, 1], workgroup_dim = [blocks, 1, 1], kernel = kernels::axpy::<f32>)?;
+    offload!(
+        args = (2.0f32, &xs[..], &mut ys[..]),
+        device = 0,
+        dyn_cache = 0,
+        thread_dim = [128, 1, 1],
+        workgroup_dim = [blocks, 1, 1],
+        kernel = kernels::axpy::<f32>
+    )?;
     assert!(ys.iter().zip(&xs).all(|(&y, &x)| y == 2.0 * x + x * x), "axpy");
 
     // Over guards: the data stays on the device between the two launches.
@@ -36,8 +42,12 @@ fn main() -> Result<(), offload::Error> {
         let x = offload::preload(&xs[..]);
         let mut z = offload::preload_mut(&mut zs[..]);
         for _ in 0..2 {
-            offload!(kernel = kernels::axpy::<f32>, workgroup_dim = [blocks, 1, 1],
-                     thread_dim = [128, 1, 1], args = (1.0f32, &x, &mut z))?;
+            offload!(
+                kernel = kernels::axpy::<f32>,
+                workgroup_dim = [blocks, 1, 1],
+                thread_dim = [128, 1, 1],
+                args = (1.0f32, &x, &mut z)
+            )?;
         }
     }
     assert!(zs.iter().zip(&xs).all(|(&z, &x)| z == (1.0 + x) + x), "preloaded");
