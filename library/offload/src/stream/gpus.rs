@@ -56,6 +56,12 @@ impl Gpu {
                 // SAFETY: just allocated, used by nothing.
                 let _ = unsafe { api.free_async(first, stream) };
             }
+            // The runtime allocates a preload's device memory with `cuMemAlloc` and frees it at
+            // the drop, so a program that preloads small data again and again pays the unmapping
+            // and mapping again of [`POOL_KEEPS`]'s note whenever its last preload ends. One
+            // byte allocated for the process's life keeps that memory mapped (never freed: it
+            // goes with the context at exit). Best effort: a full GPU only loses the saving.
+            let _ = api.alloc(1);
             Ok((stream, pool))
         })?;
         let blocking = api.waits_block(ordinal as c_int);
