@@ -23,11 +23,13 @@ pub(crate) type CuStream = *mut c_void;
 pub(crate) type CuEvent = *mut c_void;
 pub(crate) type CuMemPool = *mut c_void;
 
-/// `CU_CTX_SCHED_*`: how a thread waits for the GPU in a context (`cuda.h`; the fourth,
-/// `CU_CTX_SCHED_BLOCKING_SYNC` = 0x4, is what libomptarget sets when left alone).
+/// `CU_CTX_SCHED_*`: how a thread waits for the GPU in a context (`cuda.h`; `BLOCKING_SYNC`
+/// is what libomptarget sets when left alone), and the mask of a context's flags they take.
 pub(crate) const CU_CTX_SCHED_AUTO: c_uint = 0x0;
 pub(crate) const CU_CTX_SCHED_SPIN: c_uint = 0x1;
 pub(crate) const CU_CTX_SCHED_YIELD: c_uint = 0x2;
+const CU_CTX_SCHED_BLOCKING_SYNC: c_uint = 0x4;
+const CU_CTX_SCHED_MASK: c_uint = 0x7;
 
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`: how much dynamic shared memory a
 /// kernel's launches may ask for, beyond the default.
@@ -45,9 +47,6 @@ const CUDA_ERROR_OUT_OF_MEMORY: CuResult = 2;
 const CU_EVENT_DISABLE_TIMING: c_uint = 0x2;
 /// `CU_EVENT_BLOCKING_SYNC`: a wait for the event sleeps instead of spinning.
 const CU_EVENT_BLOCKING_SYNC: c_uint = 0x1;
-/// `CU_CTX_SCHED_BLOCKING_SYNC` and `CU_CTX_SCHED_MASK`.
-const CU_CTX_SCHED_BLOCKING_SYNC: c_uint = 0x4;
-const CU_CTX_SCHED_MASK: c_uint = 0x7;
 
 /// `CUmemPoolProps` (CUDA 11.2; later versions name parts of `reserved`, which stay 0 here:
 /// their defaults).
@@ -460,9 +459,10 @@ impl Api {
                 self.destroy_event(event);
                 waited
             }
-            // SAFETY: `stream` is a stream this library created and never destroys.
             Err(_) => {
-                self.check("cuStreamSynchronize", unsafe { (self.stream_synchronize)(stream) })
+                // SAFETY: `stream` is a stream this library created and never destroys.
+                let result = unsafe { (self.stream_synchronize)(stream) };
+                self.check("cuStreamSynchronize", result)
             }
         }
     }
@@ -534,14 +534,13 @@ impl Api {
         // `cuuint64_t`, the attribute's type.
         unsafe {
             self.check("cuMemPoolCreate", (self.mem_pool_create)(&mut pool, &props))?;
-            self.check(
-                "cuMemPoolSetAttribute",
-                (self.mem_pool_set_attribute)(
-                    pool,
-                    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                    (&raw mut keep).cast(),
-                ),
-            )?;
+            // A pool whose threshold cannot be set still serves, giving the memory back at
+            // every wait as `cuMemFree` does: used rather than dropped (and leaked).
+            let _ = (self.mem_pool_set_attribute)(
+                pool,
+                CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&raw mut keep).cast(),
+            );
         }
         Ok(pool)
     }

@@ -58,9 +58,9 @@ impl Gpu {
             }
             // The runtime allocates a preload's device memory with `cuMemAlloc` and frees it at
             // the drop, so a program that preloads small data again and again pays the unmapping
-            // and mapping again of [`POOL_KEEPS`]'s note whenever its last preload ends. One
-            // byte allocated for the process's life keeps that memory mapped (never freed: it
-            // goes with the context at exit). Best effort: a full GPU only loses the saving.
+            // and mapping again (see `POOL_KEEPS`) whenever its last preload ends. One byte
+            // allocated for the process's life keeps that memory mapped (never freed: it goes
+            // with the context at exit). Best effort: a full GPU only loses the saving.
             let _ = api.alloc(1);
             Ok((stream, pool))
         })?;
@@ -170,8 +170,8 @@ pub(super) fn gpu(ordinal: usize) -> Result<&'static Gpu, Error> {
 }
 
 /// Gives the memory GPU `ordinal`'s pool keeps, and nothing uses, back to the system, after a
-/// wait for the stream (a free is done once the stream has passed it); whether there was such
-/// a pool (the GPU is opened and has one).
+/// wait for the stream (a free is done once the stream has passed it); whether it was trimmed
+/// (false where the GPU is not opened, has no pool, or the wait or the trim failed).
 pub(crate) fn trim_pool(ordinal: usize) -> bool {
     let Some(Ok(gpu)) = GPUS.get(ordinal).and_then(OnceLock::get) else { return false };
     let Some(pool) = gpu.pool else { return false };

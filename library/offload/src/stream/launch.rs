@@ -92,12 +92,12 @@ pub unsafe fn launch_async(
 /// A synchronous launch through the library's stream on `device`'s GPU, so that a kernel that
 /// faults is [`Error::Cuda`] here (and at every later wait: the driver keeps the error) instead
 /// of libomptarget 19 ending the process. Each plain `&T`/`&mut T` argument gets device memory
-/// of its own from the GPU's memory pool, copied in on the stream; then the kernel, the
-/// copies back of `&mut T`, one wait, and the frees into the pool ([`enqueue_around`]). The
-/// runtime's mapping table is not asked: its begin and end mappers cost about 18 us a call on
-/// an H200 (four a launch of two arguments), the pool's allocation and free 2-4 us. Those the library
-/// has mapped already (overlapping `&T` arguments, [`Slot::map`] 0) were copied in then.
-/// Present data and values pass as they are. After a fault the memory is left as it is: the
+/// of its own from the GPU's memory pool (`cuMemAlloc` on a GPU without pools), copied in on
+/// the stream; then the kernel, the copies back of `&mut T`, one wait, and the frees
+/// ([`enqueue_around`]). The runtime's mapping table is not asked: its begin and end mappers
+/// cost about 18 us a call on an H200 (four a launch of two arguments), the pool's allocation
+/// and free 2-4 us. Those the library has mapped already (overlapping `&T` arguments,
+/// [`Slot::map`] 0) were copied in then. Present data and values pass as they are. After a fault the memory is left as it is: the
 /// GPU's context is lost. `Ok(false)` when the device is not a CUDA GPU, or
 /// `OFFLOAD_LAUNCH=runtime` asks for libomptarget's `__tgt_target_kernel` always: the caller
 /// launches through the runtime then.
