@@ -97,10 +97,10 @@ pub unsafe fn launch_async(
 /// ([`enqueue_around`]). The runtime's mapping table is not asked: its begin and end mappers
 /// cost about 18 us a call on an H200 (four a launch of two arguments), the pool's allocation
 /// and free 2-4 us. Those the library has mapped already (overlapping `&T` arguments,
-/// [`Slot::map`] 0) were copied in then. Present data and values pass as they are. After a fault the memory is left as it is: the
-/// GPU's context is lost. `Ok(false)` when the device is not a CUDA GPU, or
-/// `OFFLOAD_LAUNCH=runtime` asks for libomptarget's `__tgt_target_kernel` always: the caller
-/// launches through the runtime then.
+/// [`Slot::map`] 0) were copied in then. Present data and values pass as they are. After a
+/// fault the memory is left as it is: the GPU's context is lost. `Ok(false)` when the device
+/// is not a CUDA GPU, or `OFFLOAD_LAUNCH=runtime` asks for libomptarget's
+/// `__tgt_target_kernel` always: the caller launches through the runtime then.
 ///
 /// # Safety
 /// As [`launch_async`], except that slots may also be `MAP_TO`/`MAP_TO_FROM` data borrowed
