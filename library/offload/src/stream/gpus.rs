@@ -28,8 +28,6 @@ pub(super) struct Gpu {
     pub(super) api: &'static Api,
     pub(super) context: CuContext,
     pub(super) stream: CuStream,
-    /// Whether waits sleep ([`Api::waits_block`]).
-    blocking: bool,
     /// Where synchronous launches allocate their arguments' device memory; `None` on a GPU
     /// without memory pools, which allocates with `cuMemAlloc`.
     pool: Option<CuMemPool>,
@@ -64,13 +62,11 @@ impl Gpu {
             let _ = api.alloc(1);
             Ok((stream, pool))
         })?;
-        let blocking = api.waits_block(ordinal as c_int);
-        pending::opened(ordinal, api, context, stream, blocking);
+        pending::opened(ordinal, api, context, stream, api.waits_block(ordinal as c_int));
         Ok(Gpu {
             api,
             context,
             stream,
-            blocking,
             pool,
             module: OnceLock::new(),
             functions: Mutex::new(HashMap::new()),
@@ -175,9 +171,8 @@ pub(super) fn gpu(ordinal: usize) -> Result<&'static Gpu, Error> {
 pub(crate) fn trim_pool(ordinal: usize) -> bool {
     let Some(Ok(gpu)) = GPUS.get(ordinal).and_then(OnceLock::get) else { return false };
     let Some(pool) = gpu.pool else { return false };
-    let api = gpu.api;
-    api.synchronize(gpu.context, gpu.stream, gpu.blocking).is_ok()
-        && api.with_context(gpu.context, || api.trim_pool(pool)).is_ok()
+    pending::wait_stream(ordinal).is_ok()
+        && gpu.api.with_context(gpu.context, || gpu.api.trim_pool(pool)).is_ok()
 }
 
 /// Where a launch on runtime device `device` (-1: the default) can be enqueued: the runtime's

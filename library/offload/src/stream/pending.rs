@@ -66,11 +66,17 @@ pub(super) fn synchronize_ordinal(ordinal: usize) -> Result<(), Error> {
     if SYNCED[ordinal].load(Ordering::Acquire) >= launched {
         return Ok(());
     }
-    let Some(waited) = STREAMS[ordinal].get() else { return Ok(()) };
     // Covers every kernel counted in `launched`: each was enqueued before its count.
-    waited.api.synchronize(waited.context, waited.stream, waited.blocking)?;
+    wait_stream(ordinal)?;
     SYNCED[ordinal].fetch_max(launched, Ordering::AcqRel);
     Ok(())
+}
+
+/// Waits for everything enqueued on GPU `ordinal`'s stream so far, counted or not (a
+/// launch's frees into the pool come after its wait); nothing where the GPU is not opened.
+pub(super) fn wait_stream(ordinal: usize) -> Result<(), Error> {
+    let Some(waited) = STREAMS[ordinal].get() else { return Ok(()) };
+    waited.api.synchronize(waited.context, waited.stream, waited.blocking)
 }
 
 /// Waits for the library's stream of runtime device `device` (-1: the default) when an
