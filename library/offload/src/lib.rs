@@ -44,6 +44,7 @@ mod device_copy;
 mod error;
 #[cfg(not(offload_device))]
 mod event;
+mod float16;
 mod geometry;
 pub mod gpu;
 #[cfg(not(offload_device))]
@@ -74,6 +75,7 @@ pub use device_copy::DeviceCopy;
 pub use error::Error;
 #[cfg(not(offload_device))]
 pub use event::Event;
+pub use float16::{bf16, f16};
 #[cfg(not(offload_device))]
 pub use host_buffer::HostBuffer;
 #[cfg(not(offload_device))]

@@ -3,6 +3,7 @@
 mod device_environment;
 mod fp_contract;
 mod generic;
+mod half_precision;
 mod launch_bounds;
 mod matrix;
 mod shared_memory;
