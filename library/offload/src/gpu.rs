@@ -6,6 +6,7 @@
 //! point runs every (block, thread) pair in turn, x fastest, setting the indices these functions
 //! return.
 
+pub mod async_copy;
 pub mod atomic;
 mod block_shared;
 pub mod math;
@@ -13,6 +14,8 @@ mod matrix;
 #[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]
 pub mod mem;
+pub mod mma;
+mod shared_matrix;
 mod vector;
 pub mod warp;
 
@@ -20,6 +23,7 @@ pub mod warp;
 pub(crate) use block_shared::imp as shared_imp;
 pub use block_shared::{Shared, shared, shared_array};
 pub use matrix::{Column, Matrix, MatrixMut};
+pub use shared_matrix::SharedMatrix;
 pub use vector::read_array;
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use warp::imp as warp_imp;

@@ -1,6 +1,7 @@
 //! Kernels shared by the run tests.
 
-use offload::DeviceCopy;
+use offload::gpu::mma::{self, Tf32};
+use offload::{DeviceCopy, bf16, f16};
 
 /// Scale and offset applied by `affine`.
 #[derive(Clone, Copy, DeviceCopy)]
@@ -540,5 +541,96 @@ pub fn square(x: &[f32], y: &mut [f32]) {
     let i = offload::gpu::global_id_x();
     if i < x.len() && i < y.len() {
         y[i] = x[i] * x[i];
+    }
+}
+
+/// `c += a * b` on the tensor cores for `n x n` row-major matrices (`n` a multiple of 16),
+/// fragments read straight from device memory: a warp per 16 x 8 tile of `c` (blocks of 32
+/// threads, a grid of `n / 8` x `n / 16`), in steps of the kind's depth.
+#[offload::kernel(instances(bf16, f16, Tf32, f64))]
+pub fn mma_direct<E: mma::Kind>(n: u32, a: &[E::Elem], b: &[E::Elem], c: &mut [E::Acc]) {
+    use offload::gpu::{Matrix, MatrixMut, block_idx_x, block_idx_y};
+    let n = n as usize;
+    let (a, b, mut c) = (Matrix::new(a, n, n), Matrix::new(b, n, n), MatrixMut::new(c, n, n));
+    let (row, col) = (block_idx_y() * mma::M, block_idx_x() * mma::N);
+    let mut acc = mma::Accumulator::<E>::load(&c.as_matrix(), row, col);
+    for k in (0..n).step_by(E::K) {
+        mma::mma(&mma::FragmentA::load(&a, row, k), &mma::FragmentB::load(&b, k, col), &mut acc);
+    }
+    acc.store(&mut c, row, col);
+}
+
+/// `c = a * b` through shared memory for `n x n` row-major matrices (`n` a multiple of 32):
+/// blocks of 4 warps (128 threads) compute 32 x 32 tiles of `c`, a warp 16 x 16 (two
+/// accumulators), stepping along k by 32 through two stages of shared tiles filled by
+/// `copy_async_from` in pieces of `CHUNK` elements (16 bytes), rows padded by a piece. A is
+/// loaded with `ldmatrix`; B with `ldmatrix.trans` (16-bit kinds) or element loads; odd warps
+/// read B through its transpose, written to a fifth tile, to test `load_shared_transposed`
+/// (`shared` = 5 tiles of 32 x (32 + CHUNK) elements). Each lane then writes its values as
+/// `entries` gives them, scaled by `alpha` with `map`.
+#[offload::kernel(launch_bounds = 128, instances((bf16, 8), (f16, 8), (Tf32, 4), (f64, 2)))]
+pub fn mma_shared<E: mma::Kind, const CHUNK: usize>(
+    n: u32,
+    alpha: f32,
+    a: &[E::Elem],
+    b: &[E::Elem],
+    c: &mut [E::Acc],
+) where
+    E::Acc: From<f32> + core::ops::Mul<Output = E::Acc>,
+{
+    use offload::gpu::{
+        Matrix, async_copy, block_idx_x, block_idx_y, shared, sync_threads, thread_idx_x,
+    };
+    const T: usize = 32;
+    let n = n as usize;
+    let (a, b) = (Matrix::new(a, n, n), Matrix::new(b, n, n));
+    let stride = T + CHUNK;
+    let tiles = shared::<E::Elem>();
+    // Stage `s`: A's 32 x 32 tile, then B's; B's transpose after both stages.
+    let tile = |i: usize| tiles.matrix(i * T * stride, T, T, stride);
+    let transposed = tile(4);
+    let t = thread_idx_x();
+    let warp = t / 32;
+    let (wr, wc) = (warp / 2 * 16, warp % 2 * 16);
+    let (row0, col0) = (block_idx_y() * T, block_idx_x() * T);
+    let fill = |s: usize, k0: usize| {
+        tile(2 * s).copy_async_from::<CHUNK>(&a, row0, k0, t, 128);
+        tile(2 * s + 1).copy_async_from::<CHUNK>(&b, k0, col0, t, 128);
+        async_copy::commit();
+    };
+    let mut acc = [mma::Accumulator::<E>::zero(); 2];
+    fill(0, 0);
+    let steps = n / T;
+    for step in 0..steps {
+        if step + 1 < steps {
+            fill((step + 1) % 2, (step + 1) * T);
+        }
+        async_copy::wait(if step + 1 < steps { 1 } else { 0 });
+        sync_threads();
+        let (at, bt) = (tile(step % 2 * 2), tile(step % 2 * 2 + 1));
+        for i in (t..T * T).step_by(128) {
+            let (k, j) = (i / T, i % T);
+            transposed.write(j, k, bt.read(k, j));
+        }
+        sync_threads();
+        for k in (0..T).step_by(E::K) {
+            let fa = mma::FragmentA::<E>::load_shared(&at, wr, k);
+            let fb = if warp % 2 == 0 {
+                mma::FragmentB::load_shared_pair(&bt, k, wc)
+            } else {
+                [
+                    mma::FragmentB::load_shared_transposed(&transposed, wc, k),
+                    mma::FragmentB::load_shared_transposed(&transposed, wc + 8, k),
+                ]
+            };
+            mma::mma(&fa, &fb[0], &mut acc[0]);
+            mma::mma(&fa, &fb[1], &mut acc[1]);
+        }
+        sync_threads();
+    }
+    for (j, acc) in acc.iter().enumerate() {
+        for (r, k, v) in acc.map(|v| v * E::Acc::from(alpha)).entries() {
+            c[(row0 + wr + r) * n + col0 + wc + 8 * j + k] = v;
+        }
     }
 }

@@ -155,6 +155,30 @@ impl<T: DeviceCopy> Shared<T> {
         unsafe { self.base.add(index) }
     }
 
+    /// The first of a `rows x cols` block of elements from `index` on, its rows `stride`
+    /// elements apart: all of it in bounds (panics otherwise, naming `what`).
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) fn block(
+        &self,
+        what: &str,
+        index: usize,
+        stride: usize,
+        [rows, cols]: [usize; 2],
+    ) -> *mut T {
+        let end = (rows - 1).checked_mul(stride).and_then(|s| s.checked_add(index));
+        let end = end.and_then(|s| s.checked_add(cols));
+        if !matches!(end, Some(end) if end <= self.len) {
+            panic!(
+                "{what}: a {rows} x {cols} block at shared index {index} with rows {stride} \
+                 apart runs past the memory's {} elements",
+                self.len
+            );
+        }
+        // SAFETY: `index < end <= len`.
+        unsafe { self.base.add(index) }
+    }
+
     /// The `T` at `index`: in bounds (panics past the end, as slice indexing does) and aligned
     /// (the memory is 16-aligned, `T` at most that).
     #[inline(always)]
@@ -169,6 +193,15 @@ impl<T: DeviceCopy> Shared<T> {
     #[inline(always)]
     pub fn as_ptr(&self) -> *mut T {
         self.base
+    }
+
+    /// The address of element `index` in the shared state space's own 32 bits (what PTX's
+    /// `ldmatrix` and `cp.async` take): the window's start converted once, the rest integer
+    /// arithmetic the compiler folds into the instructions' offsets.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    pub(crate) fn window_address(&self, index: usize) -> u32 {
+        imp::window(self.base.cast()).wrapping_add((index * size_of::<T>()) as u32)
     }
 }
 
@@ -220,6 +253,22 @@ mod imp {
     }
     const _: () =
         assert!(offload_abi::same(offload_abi::nvptx::SHARED_MEMORY_FN, "__offload_shared_memory"));
+
+    /// A generic address of shared memory as the shared window's 32 bits.
+    #[inline(always)]
+    pub(super) fn window(address: *mut u8) -> u32 {
+        let window: u32;
+        // SAFETY: a register conversion (`address` is in the window: the memory's start).
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 sw_a; cvta.to.shared.u64 sw_a, {p}; cvt.u32.u64 {w}, sw_a; }}",
+                p = in(reg64) address,
+                w = out(reg32) window,
+                options(pure, nomem, nostack),
+            )
+        };
+        window
+    }
 
     /// The memory's generic address and its size in bytes.
     #[inline(always)]

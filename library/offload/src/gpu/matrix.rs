@@ -121,6 +121,31 @@ impl<'a, T> Matrix<'a, T> {
         }
     }
 
+    /// Whether the `rows x cols` block at `(row, col)` lies inside the matrix.
+    #[inline(always)]
+    pub(crate) fn holds(&self, row: usize, col: usize, rows: usize, cols: usize) -> bool {
+        row <= self.rows && rows <= self.rows - row && col <= self.cols && cols <= self.cols - col
+    }
+
+    /// Element `(r, c)`, which must lie inside the matrix.
+    ///
+    /// # Safety
+    /// `r < rows` and `c < cols`.
+    #[inline(always)]
+    pub(crate) unsafe fn get_unchecked(&self, r: usize, c: usize) -> T
+    where
+        T: Copy,
+    {
+        // SAFETY: inside the matrix (the caller's), so inside `data` (`new`).
+        unsafe { *self.data.get_unchecked(r * self.cols + c) }
+    }
+
+    /// The first element's address (with the whole slice's provenance).
+    #[inline(always)]
+    pub(crate) fn as_ptr(&self) -> *const T {
+        self.data.as_ptr()
+    }
+
     /// Element `(r, c)`, or `None` outside the matrix.
     #[inline(always)]
     pub fn get(&self, r: usize, c: usize) -> Option<&'a T> {
@@ -185,6 +210,16 @@ impl<'a, T> MatrixMut<'a, T> {
         // SAFETY: inside the matrix, so inside `data` (`new`).
         (r < self.rows && c < self.cols)
             .then(|| unsafe { self.data.get_unchecked_mut(r * self.cols + c) })
+    }
+
+    /// Writes element `(r, c)`, which must lie inside the matrix.
+    ///
+    /// # Safety
+    /// `r < rows` and `c < cols`.
+    #[inline(always)]
+    pub(crate) unsafe fn set_unchecked(&mut self, r: usize, c: usize, value: T) {
+        // SAFETY: inside the matrix (the caller's), so inside `data` (`new`).
+        unsafe { *self.data.get_unchecked_mut(r * self.cols + c) = value }
     }
 
     /// The same matrix, read-only.

@@ -227,6 +227,13 @@ pub(crate) mod imp {
     use super::{Mode, WARP_SIZE, WarpValue};
     use crate::gpu::imp::linear_thread;
 
+    /// The words a lane puts in for one operation: a shuffle's value, or the most a warp-wide
+    /// matrix operation moves (`gpu::mma`: four units of A and two of B).
+    pub(crate) const PAYLOAD: usize = 6;
+
+    /// What a lane put in: its words, and the operation's number + 1 (0: never put in).
+    type Slot = ([u64; PAYLOAD], u64);
+
     /// One warp's exchange in the host-offload image: what each lane put in for its last
     /// operations, two of them, by the parity of the operation's number (a lane that has read
     /// operation `k` may already put in `k + 1` while another has yet to read `k`; none can
@@ -235,8 +242,8 @@ pub(crate) mod imp {
     pub(crate) struct Warp {
         /// The number of each lane's next operation.
         pub(crate) next: [u64; WARP_SIZE],
-        /// `(value, operation number + 1)` by parity and lane (0: never put in).
-        slots: [[(u64, u64); WARP_SIZE]; 2],
+        /// What each lane put in, by parity and lane.
+        slots: [[Slot; WARP_SIZE]; 2],
     }
 
     thread_local! {
@@ -261,9 +268,12 @@ pub(crate) mod imp {
         linear_thread() % WARP_SIZE
     }
 
-    /// Puts `bits` in for the caller's next operation, waits for the other lanes of its warp
+    /// Puts `words` in for the caller's next operation, waits for the other lanes of its warp
     /// that have not returned, and gives what `read` makes of the operation's slots.
-    fn exchange<R>(bits: u64, read: impl FnOnce(&[(u64, u64); WARP_SIZE], u64, usize) -> R) -> R {
+    fn exchange<R>(
+        words: [u64; PAYLOAD],
+        read: impl FnOnce(&[Slot; WARP_SIZE], u64, usize) -> R,
+    ) -> R {
         let (warps, len) = WARPS.with(Cell::get);
         let thread = linear_thread();
         if warps.is_null() || thread / WARP_SIZE >= len {
@@ -281,7 +291,7 @@ pub(crate) mod imp {
             let warp = &mut *warps.add(thread / WARP_SIZE);
             let op = warp.next[lane];
             warp.next[lane] = op + 1;
-            warp.slots[(op % 2) as usize][lane] = (bits, op + 1);
+            warp.slots[(op % 2) as usize][lane] = (words, op + 1);
             op
         };
         if crate::gpu::imp::wait(crate::gpu::imp::Wait::Warp).is_none() {
@@ -296,10 +306,17 @@ pub(crate) mod imp {
         read(&warp.slots[(op % 2) as usize], op + 1, lane)
     }
 
+    /// One word in the first place of a payload.
+    fn word(bits: u64) -> [u64; PAYLOAD] {
+        let mut words = [0; PAYLOAD];
+        words[0] = bits;
+        words
+    }
+
     pub(super) fn shuffle<T: WarpValue>(mode: Mode, value: T, n: usize) -> T {
-        exchange(value.__to_bits(), |slots, op, lane| {
+        exchange(word(value.__to_bits()), |slots, op, lane| {
             match mode.source(lane, n).map(|source| slots[source]) {
-                Some((bits, put)) if put == op => T::__from_bits(bits),
+                Some((words, put)) if put == op => T::__from_bits(words[0]),
                 // No such lane, or one that has returned: the caller's own value.
                 _ => value,
             }
@@ -307,19 +324,37 @@ pub(crate) mod imp {
     }
 
     pub(super) fn ballot(predicate: bool) -> u32 {
-        exchange(predicate as u64, |slots, op, _| lanes(slots, |s| s == (1, op)))
+        exchange(word(predicate as u64), |slots, op, _| lanes(slots, |s| s == (word(1), op)))
     }
 
     /// Whether `predicate` holds in every lane that voted (those of the warp that have not
     /// returned).
     pub(super) fn all(predicate: bool) -> bool {
-        exchange(predicate as u64, |slots, op, _| {
-            lanes(slots, |s| s == (1, op)) == lanes(slots, |s| s.1 == op)
+        exchange(word(predicate as u64), |slots, op, _| {
+            lanes(slots, |s| s == (word(1), op)) == lanes(slots, |s| s.1 == op)
+        })
+    }
+
+    /// Every lane's `words` for an operation the whole warp takes part in (a warp-wide matrix
+    /// operation), by lane, and the caller's lane. Panics, naming `what`, if a lane of the
+    /// warp has returned: on a GPU such an operation would not finish, or give anything.
+    pub(crate) fn gather(
+        words: [u64; PAYLOAD],
+        what: &str,
+    ) -> ([[u64; PAYLOAD]; WARP_SIZE], usize) {
+        exchange(words, |slots, op, lane| {
+            let missing = lanes(slots, |s| s.1 != op);
+            assert!(
+                missing == 0,
+                "offload::gpu::mma::{what} ran without every lane of the warp (lanes {missing:#010x} \
+                 had returned): each lane of a warp must reach each warp-wide matrix operation"
+            );
+            (slots.map(|s| s.0), lane)
         })
     }
 
     /// The lanes whose slot `keep` keeps, lane `n` as bit `n`.
-    fn lanes(slots: &[(u64, u64); WARP_SIZE], keep: impl Fn((u64, u64)) -> bool) -> u32 {
+    fn lanes(slots: &[Slot; WARP_SIZE], keep: impl Fn(Slot) -> bool) -> u32 {
         (0..WARP_SIZE).filter(|&l| keep(slots[l])).fold(0, |m, l| m | 1 << l)
     }
 }
