@@ -1,5 +1,7 @@
 //! The workloads' kernels, written as a user writes them: safe Rust, slices and indices.
 
+pub mod tensor;
+
 use offload::gpu::{self, Matrix, MatrixMut, atomic, shared, shared_array, sync_threads, warp};
 
 /// The sum of `value` over the caller's warp, in lane 0.

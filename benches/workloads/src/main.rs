@@ -7,9 +7,10 @@
 //! the CPU. Each workload preloads its data, times REPS repetitions of its kernels (after 3
 //! warm-ups) between two `offload::Event`s, as the anchor times its kernels between two CUDA
 //! events, and copies the result back once to check it.
-//@ run: small 2 => h2d=16 d2h=9
+//@ run: small 2 => h2d=29 d2h=16
 
 mod kernels;
+mod tensor;
 
 use std::time::Instant;
 
@@ -22,6 +23,8 @@ struct Sizes {
     sgemm: usize,
     transpose: usize,
     histogram: usize,
+    /// The tensor-core products' `n`.
+    tensor: usize,
 }
 
 const FULL: Sizes = Sizes {
@@ -30,14 +33,21 @@ const FULL: Sizes = Sizes {
     sgemm: 4096,
     transpose: 8192,
     histogram: 64 << 20,
+    tensor: 4096,
 };
 
-const SMALL: Sizes =
-    Sizes { reduce: 1 << 16, jacobi: (96, 64, 10), sgemm: 128, transpose: 256, histogram: 1 << 16 };
+const SMALL: Sizes = Sizes {
+    reduce: 1 << 16,
+    jacobi: (96, 64, 10),
+    sgemm: 128,
+    transpose: 256,
+    histogram: 1 << 16,
+    tensor: 256,
+};
 
 /// Times `body` (which launches kernels) `reps` times after 3 warm-ups, between two events;
 /// prints the figure line, as the anchor's `time_it` does, and returns the median.
-fn time_it(
+pub(crate) fn time_it(
     name: &str,
     reps: usize,
     mut body: impl FnMut() -> Result<(), offload::Error>,
@@ -66,7 +76,7 @@ fn time_it(
     Ok(median)
 }
 
-fn check(name: &str, ok: bool, detail: String) -> bool {
+pub(crate) fn check(name: &str, ok: bool, detail: String) -> bool {
     println!("check {name} {} ({detail})", if ok { "ok" } else { "FAIL" });
     ok
 }
@@ -320,6 +330,7 @@ fn main() -> Result<(), offload::Error> {
     ok &= sgemm(sizes.sgemm, reps)?;
     ok &= transpose(sizes.transpose, reps)?;
     ok &= histogram(sizes.histogram, reps)?;
+    ok &= tensor::products(sizes.tensor, reps)?;
     eprintln!("workloads-bench: {:.1} s in all", start.elapsed().as_secs_f64());
     if !ok {
         eprintln!("workloads-bench: a result differs from the CPU's");

@@ -1,10 +1,11 @@
 //! `x.py bench workloads`: the kernel workloads of benches/workloads (reduce, jacobi, sgemm naive
-//! and tiled, transpose, histogram) beside the anchor `workloads.cu`, CUDA by hand with CUB and
-//! cuBLAS as the ceiling, on an NVIDIA GPU.
+//! and tiled, transpose, histogram, and the tensor-core products in bf16, f16 and TF32) beside
+//! the anchors `workloads.cu` (CUDA by hand, with CUB and cuBLAS as the ceiling) and `matrix.cu`
+//! (WMMA by hand, cuBLAS on the tensor cores), on an NVIDIA GPU.
 //!
-//! Both programs time their kernels alone, with events on the GPU's clock, the median of
-//! `INNER_REPS` repetitions after warm-ups, and check their results against the CPU. A round runs
-//! the anchor, then ours; the rounds interleave so that drift of the machine spreads over both,
+//! Every program times its kernels alone, with events on the GPU's clock, the median of
+//! `INNER_REPS` repetitions after warm-ups, and checks its results against the CPU. A round runs
+//! the anchors, then ours; the rounds interleave so that drift of the machine spreads over all,
 //! and the table gives the median over the rounds of each figure. Written to
 //! `build/bench-workloads`: results.md (the table), results.json (every round's figures) and
 //! chart.svg.
@@ -25,18 +26,27 @@ use crate::shell;
 pub(crate) const PACKAGE: &str = "benches/workloads";
 pub(crate) const BINARY: &str = "workloads-bench";
 pub(crate) const DEFAULT_OUT: &str = "build/bench-workloads";
-/// The anchor's source in a bundle's anchors folder, and its binary.
-const ANCHOR_SOURCE: &str = anchors::WORKLOADS_SOURCE;
-const ANCHOR_BINARY: &str = "workloads";
-/// Repetitions each program times of every figure, per run (the anchor's default).
+/// Repetitions each program times of every figure, per run (the anchors' default).
 const INNER_REPS: &str = "20";
+
+/// An anchor program: its source in a bundle's anchors folder, its binary, its arguments.
+struct AnchorProgram {
+    source: &'static str,
+    binary: &'static str,
+    args: &'static [&'static str],
+}
+
+const ANCHORS: [AnchorProgram; 2] = [
+    AnchorProgram { source: anchors::WORKLOADS_SOURCE, binary: "workloads", args: &[INNER_REPS] },
+    AnchorProgram { source: anchors::MATRIX_SOURCE, binary: "matrix", args: &[INNER_REPS, "4096"] },
+];
 
 /// One row of the table: our figure, the anchor it is held against, the library ceiling.
 struct Workload {
     name: &'static str,
     size: &'static str,
     ours: &'static str,
-    hand: &'static str,
+    hand: Option<&'static str>,
     library: Option<&'static str>,
     /// The largest ratio of our time to the anchor's that meets the target.
     target: f64,
@@ -44,12 +54,12 @@ struct Workload {
     against_library: bool,
 }
 
-const WORKLOADS: [Workload; 7] = [
+const WORKLOADS: [Workload; 11] = [
     Workload {
         name: "reduce (sum)",
         size: "64M f32",
         ours: "reduce",
-        hand: "reduce_hand",
+        hand: Some("reduce_hand"),
         library: Some("reduce_cub"),
         target: 1.05,
         against_library: false,
@@ -58,7 +68,7 @@ const WORKLOADS: [Workload; 7] = [
         name: "jacobi (5-point, 100 sweeps)",
         size: "4096x4096 f32",
         ours: "jacobi",
-        hand: "jacobi_hand",
+        hand: Some("jacobi_hand"),
         library: None,
         target: 1.05,
         against_library: false,
@@ -67,7 +77,7 @@ const WORKLOADS: [Workload; 7] = [
         name: "sgemm naive (16x16 blocks)",
         size: "4096^3 f32",
         ours: "sgemm_naive",
-        hand: "sgemm_naive",
+        hand: Some("sgemm_naive"),
         library: None,
         target: 1.05,
         against_library: false,
@@ -76,7 +86,7 @@ const WORKLOADS: [Workload; 7] = [
         name: "sgemm tiled (128x128x8, 8x8 a thread)",
         size: "4096^3 f32",
         ours: "sgemm_tiled",
-        hand: "sgemm_tiled",
+        hand: Some("sgemm_tiled"),
         library: Some("sgemm_cublas"),
         target: 1.10,
         against_library: false,
@@ -85,7 +95,7 @@ const WORKLOADS: [Workload; 7] = [
         name: "sgemm, our best against cuBLAS (>= 0.8x its throughput)",
         size: "4096^3 f32",
         ours: "sgemm_tiled",
-        hand: "sgemm_tiled",
+        hand: Some("sgemm_tiled"),
         library: Some("sgemm_cublas"),
         target: 1.25,
         against_library: true,
@@ -94,7 +104,7 @@ const WORKLOADS: [Workload; 7] = [
         name: "transpose (32x32 shared tiles)",
         size: "8192x8192 f32",
         ours: "transpose",
-        hand: "transpose_hand",
+        hand: Some("transpose_hand"),
         library: None,
         target: 1.05,
         against_library: false,
@@ -103,10 +113,46 @@ const WORKLOADS: [Workload; 7] = [
         name: "histogram (256 bins, shared + atomics)",
         size: "64M u32",
         ours: "histogram",
-        hand: "histogram_hand",
+        hand: Some("histogram_hand"),
         library: None,
         target: 1.05,
         against_library: false,
+    },
+    Workload {
+        name: "bf16 GEMM, the anchor's WMMA tiling (128x128x32, 8 warps of 64x32)",
+        size: "4096^3 bf16",
+        ours: "bf16_wmma_tiles",
+        hand: Some("bf16_wmma_hand"),
+        library: Some("bf16_cublas"),
+        target: 1.05,
+        against_library: false,
+    },
+    Workload {
+        name: "bf16 GEMM, our best against cuBLAS (>= 0.5x its throughput)",
+        size: "4096^3 bf16",
+        ours: "bf16_gemm",
+        hand: Some("bf16_wmma_hand"),
+        library: Some("bf16_cublas"),
+        target: 2.0,
+        against_library: true,
+    },
+    Workload {
+        name: "f16 GEMM, our best against cuBLAS (>= 0.5x its throughput)",
+        size: "4096^3 f16",
+        ours: "f16_gemm",
+        hand: None,
+        library: Some("f16_cublas"),
+        target: 2.0,
+        against_library: true,
+    },
+    Workload {
+        name: "TF32 GEMM, our best against cuBLAS (>= 0.5x its throughput)",
+        size: "4096^3 f32",
+        ours: "tf32_gemm",
+        hand: None,
+        library: Some("tf32_cublas"),
+        target: 2.0,
+        against_library: true,
     },
 ];
 
@@ -165,10 +211,15 @@ pub(crate) fn measure_and_report(
             ours.display()
         );
     }
-    let anchor = match build_anchor(config, &dir.join(anchors::DIR)) {
-        Anchor::Built(anchor) => anchor,
-        Anchor::NotBuilt(reason) => bail!("the workloads anchor is not built: {reason}"),
-    };
+    let mut built = Vec::new();
+    for anchor in &ANCHORS {
+        match build_anchor(config, &dir.join(anchors::DIR), anchor) {
+            Anchor::Built(binary) => built.push((binary, anchor)),
+            Anchor::NotBuilt(reason) => {
+                bail!("the anchor {} is not built: {reason}", anchor.source)
+            }
+        }
+    }
     let logs = out.join("logs");
     if logs.exists() {
         std::fs::remove_dir_all(&logs).with_context(|| format!("clearing {}", logs.display()))?;
@@ -177,7 +228,10 @@ pub(crate) fn measure_and_report(
     let (mut theirs, mut mine) = (Figures::default(), Figures::default());
     for round in 1..=rounds {
         eprintln!("x: bench workloads: round {round} of {rounds}");
-        run(&anchor, &[INNER_REPS], &logs.join(format!("anchor-{round}.log")), &mut theirs)?;
+        for (binary, anchor) in &built {
+            let log = logs.join(format!("{}-{round}.log", anchor.binary));
+            run(binary, anchor.args, &log, &mut theirs)?;
+        }
         let args = ["full", INNER_REPS];
         run(&ours, &args, &logs.join(format!("ours-{round}.log")), &mut mine)?;
     }
@@ -195,9 +249,9 @@ pub(crate) fn measure_and_report(
     super::write_report(out, &logs, &results, &text, |svg| write_chart(svg, &results))
 }
 
-/// Builds `workloads.cu` with nvcc (and cuBLAS) on the GPU machine.
-fn build_anchor(config: &Config, dir: &Path) -> Anchor {
-    anchors::build_with_nvcc(config, dir, ANCHOR_SOURCE, ANCHOR_BINARY, &["-lcublas"])
+/// Builds an anchor with nvcc (and cuBLAS) on the GPU machine.
+fn build_anchor(config: &Config, dir: &Path, anchor: &AnchorProgram) -> Anchor {
+    anchors::build_with_nvcc(config, dir, anchor.source, anchor.binary, &["-lcublas"])
 }
 
 /// Runs `program`, keeps its output in `log`, and adds its figures to `figures`. A failed run,
@@ -254,7 +308,7 @@ fn rows(ours: &Figures, anchor: &Figures) -> Vec<Row> {
     WORKLOADS
         .iter()
         .map(|w| {
-            let (mine, hand) = (ours.median(w.ours), anchor.median(w.hand));
+            let (mine, hand) = (ours.median(w.ours), w.hand.and_then(|h| anchor.median(h)));
             let library = w.library.and_then(|l| anchor.median(l));
             let ratio = |theirs: Option<f64>| Some(mine? / theirs?);
             let reference = if w.against_library { ratio(library) } else { ratio(hand) };
@@ -308,7 +362,8 @@ fn markdown(results: &Results) -> String {
          - device: {}; {}\n\
          - kernel time only (data on the device, events on the GPU's clock), each program the median of {} repetitions a run; \
            the median over {} interleaved rounds; every round in results.json\n\
-         - library: CUB's DeviceReduce::Sum for reduce, cuBLAS's SGEMM for the matrix products\n\n{table}",
+         - library: CUB's DeviceReduce::Sum for reduce, cuBLAS for the matrix products (SGEMM; \
+           `cublasGemmEx` in bf16 and f16 with f32 accumulation; SGEMM in TF32 tensor-op math)\n\n{table}",
         results.device, results.date, results.inner_reps, results.rounds
     )
 }
@@ -399,7 +454,11 @@ mod tests {
         check reduce_hand ok (1 vs 1)\n\
         workload reduce_cub ms 0.0710 0.0700 0.0720 METRIC 3780.0 GB/s\n\
         workload sgemm_tiled ms 3.7000 3.6900 3.7500 METRIC 37000.0 GFLOP/s\n\
-        workload sgemm_cublas ms 2.7000 2.6900 2.7100 METRIC 51000.0 GFLOP/s\n";
+        workload sgemm_cublas ms 2.7000 2.6900 2.7100 METRIC 51000.0 GFLOP/s\n\
+        device: NVIDIA H200, 132 SMs, cc 9.0, reps 20, n 4096\n\
+        workload bf16_wmma_hand ms 0.8000 0.7900 0.8100 METRIC 172.0 TFLOP/s\n\
+        workload bf16_cublas ms 0.2000 0.1900 0.2100 METRIC 700.0 TFLOP/s\n\
+        workload tf32_cublas ms 0.4000 0.3900 0.4100 METRIC 350.0 TFLOP/s\n";
 
     #[test]
     fn figures_are_read_and_checks_enforced() {
@@ -421,6 +480,28 @@ mod tests {
         let mut ours = Figures::default();
         parse(text, &mut ours).unwrap();
         (ours, anchor)
+    }
+
+    #[test]
+    fn tensor_rows_hold_ours_against_wmma_by_hand_and_cublas() {
+        let (ours, anchor) = ours_and_anchor(
+            "workload bf16_wmma_tiles ms 0.78 0 0 M 1 x\nworkload bf16_gemm ms 0.42 0 0 M 1 x\n\
+             workload tf32_gemm ms 0.9 0 0 M 1 x\n",
+        );
+        let rows = rows(&ours, &anchor);
+        let row = |name: &str| rows.iter().find(|r| r.workload.starts_with(name)).unwrap();
+        let same = row("bf16 GEMM, the anchor's WMMA tiling");
+        assert_eq!(same.ours_over_hand.map(|r| (r * 1000.0).round()), Some(975.0));
+        assert_eq!(same.met, Some(true));
+        // 0.42 ms against cuBLAS's 0.2: 0.48x its throughput, under the 0.5x target.
+        let best = row("bf16 GEMM, our best");
+        assert_eq!(best.ours_over_library.map(|r| (r * 100.0).round()), Some(210.0));
+        assert_eq!((best.met, best.target.as_str()), (Some(false), ">= 0.50x cuBLAS's throughput"));
+        // No CUDA by hand for TF32; cuBLAS's 0.4 ms against our 0.9.
+        let tf32 = row("TF32 GEMM");
+        assert_eq!(tf32.hand_ms, None);
+        assert_eq!(tf32.ours_over_library.map(|r| (r * 100.0).round()), Some(225.0));
+        assert_eq!(row("f16 GEMM").met, None);
     }
 
     #[test]

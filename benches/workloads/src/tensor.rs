@@ -1,0 +1,167 @@
+//! The tensor-core workloads: `c = a * b` for `n x n` row-major matrices on `mma.sync`, in bf16
+//! and f16 (f32 accumulation) and TF32, each checked on sampled elements against double
+//! precision over the inputs as the kernel sees them, as `matrix.cu` checks its products.
+//! Printed as `workload NAME ...` lines in TFLOP/s: `bf16_wmma_tiles` (the anchor's WMMA
+//! algorithm), and for each kind every tiling tried (`bf16_gemm_128x256x4`: block tile and
+//! pipeline stages) and the best of them (`bf16_gemm`, `f16_gemm`, `tf32_gemm`).
+
+use offload::gpu::mma::{Kind, Tf32};
+use offload::{Preload, PreloadMut, bf16, f16, preload, preload_mut};
+
+use crate::kernels::tensor as k;
+use crate::{check, time_it};
+
+/// The inputs of `matrix.cu`: `a[i] = (3i mod 11) / 11 - 1/2`, `b[i] = (5i mod 7) / 7 - 1/2`.
+fn inputs(n: usize) -> (Vec<f32>, Vec<f32>) {
+    let a = (0..n * n).map(|i| ((i * 3) % 11) as f32 / 11.0 - 0.5).collect();
+    let b = (0..n * n).map(|i| ((i * 5) % 7) as f32 / 7.0 - 0.5).collect();
+    (a, b)
+}
+
+/// 64 sampled elements of `c` against `a * b` in double precision; the largest relative error.
+fn error(n: usize, a: &[f64], b: &[f64], c: &[f32]) -> f64 {
+    (0..64)
+        .map(|t| {
+            let (r, col) = ((t * 977) % n, (t * 613 + 5) % n);
+            let s: f64 = (0..n).map(|k| a[r * n + k] * b[k * n + col]).sum();
+            (s - f64::from(c[r * n + col])).abs() / s.abs().max(1.0)
+        })
+        .fold(0.0, f64::max)
+}
+
+/// One kind's operands on the device and what the kernels see of them.
+struct Operands<'a, T: offload::DeviceCopy> {
+    a: Preload<'a, [T]>,
+    b: Preload<'a, [T]>,
+    seen: (Vec<f64>, Vec<f64>),
+}
+
+/// A launch of one tiling on `c`.
+type Launch<T> =
+    Box<dyn Fn(&Operands<'_, T>, &mut PreloadMut<'_, [f32]>) -> Result<(), offload::Error>>;
+
+/// Times each `(name, launch)` on the operands, checks it, prints each and the best of them
+/// as `best` (when there are several); returns whether all were right.
+fn measure<T: offload::DeviceCopy>(
+    n: usize,
+    reps: usize,
+    ops: &Operands<'_, T>,
+    tilings: &[(String, Launch<T>)],
+    best: Option<&str>,
+    tolerance: f64,
+) -> Result<bool, offload::Error> {
+    let flops = 2.0 * (n as f64).powi(3);
+    let mut ok = true;
+    let mut fastest: Option<(f64, &str)> = None;
+    for (name, launch) in tilings {
+        let mut c = vec![f32::NAN; n * n];
+        let median = {
+            let mut dc = preload_mut(&mut c[..]);
+            time_it(name, reps, || launch(ops, &mut dc), flops, "TFLOP/s", 1e12)?
+        };
+        let err = error(n, &ops.seen.0, &ops.seen.1, &c);
+        ok &= check(name, err <= tolerance, format!("max relative error {err:.3e}"));
+        if fastest.is_none_or(|(ms, _)| median < ms) {
+            fastest = Some((median, name));
+        }
+    }
+    if let (Some(best), Some((ms, name))) = (best, fastest) {
+        println!(
+            "workload {best} ms {ms:.4} {ms:.4} {ms:.4} METRIC {:.1} TFLOP/s (the best: {name})",
+            flops / (ms * 1e-3) / 1e12
+        );
+    }
+    Ok(ok)
+}
+
+/// A `gemm` instance's launch over `n x n` matrices, and its name: the kind, the block tile
+/// (rows x columns x depth), the stages and the warps (`bf16_gemm_128x128x64s3w4`).
+macro_rules! gemm {
+    ($kind:ty, $name:literal, $n:expr, ($chunk:literal, $wm:literal, $wn:literal, $fm:literal, $fn_:literal, $bk:literal, $s:literal)) => {{
+        let nu = $n as u32;
+        let (bm, bn) = (16 * $fm * $wm, 8 * $fn_ * $wn);
+        let size = size_of::<<$kind as Kind>::Elem>();
+        let shared = k::gemm_shared(bm, bn, $bk, $s, size);
+        let launch: Launch<<$kind as Kind>::Elem> = Box::new(move |ops, c| {
+            offload::launch_async!(
+                k::gemm::<$kind, $chunk, $wm, $wn, $fm, $fn_, $bk, $s>,
+                (nu / bn as u32, nu / bm as u32),
+                32 * $wm * $wn,
+                shared = shared,
+                (nu, &ops.a, &ops.b, c)
+            )
+        });
+        let name = format!("{}_gemm_{bm}x{bn}x{}s{}w{}", $name, $bk, $s, $wm * $wn);
+        (name, launch)
+    }};
+}
+
+/// Preloads `a` and `b` converted by `convert`, keeping what the kernels see of them.
+fn operands<'a, T: offload::DeviceCopy + Copy>(
+    a: &'a [T],
+    b: &'a [T],
+    seen: impl Fn(T) -> f64,
+) -> Operands<'a, T> {
+    let seen = (a.iter().map(|&x| seen(x)).collect(), b.iter().map(|&x| seen(x)).collect());
+    Operands { a: preload(a), b: preload(b), seen }
+}
+
+/// The tensor-core workloads at `n` (a multiple of 256), each timed `reps` times.
+pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
+    let (a, b) = inputs(n);
+    let nu = n as u32;
+    let mut ok = true;
+
+    let (a16, b16): (Vec<bf16>, Vec<bf16>) = (
+        a.iter().map(|&x| bf16::from_f32(x)).collect(),
+        b.iter().map(|&x| bf16::from_f32(x)).collect(),
+    );
+    let ops = operands(&a16, &b16, bf16::to_f64);
+    let wmma: Launch<bf16> = Box::new(move |ops, c| {
+        offload::launch_async!(
+            k::bf16_wmma_tiles,
+            (nu / 128, nu / 128),
+            256,
+            shared = k::BF16_WMMA_SHARED,
+            (nu, &ops.a, &ops.b, c)
+        )
+    });
+    let tilings = [("bf16_wmma_tiles".to_owned(), wmma)];
+    ok &= measure(n, reps, &ops, &tilings, None, 1e-3)?;
+    let simple: Launch<bf16> = Box::new(move |ops, c| {
+        offload::launch_async!(
+            k::bf16_gemm,
+            (nu / 128, nu / 128),
+            128,
+            shared = k::BF16_GEMM_SHARED,
+            (nu, &ops.a, &ops.b, c)
+        )
+    });
+    let tilings = [("bf16_gemm_docs".to_owned(), simple)];
+    ok &= measure(n, reps, &ops, &tilings, None, 1e-3)?;
+    let tilings = [
+        gemm!(bf16, "bf16", n, (8, 2, 2, 4, 8, 64, 3)),
+        gemm!(bf16, "bf16", n, (8, 2, 4, 4, 8, 64, 3)),
+    ];
+    ok &= measure(n, reps, &ops, &tilings, Some("bf16_gemm"), 1e-3)?;
+    drop(ops);
+
+    let (a16, b16): (Vec<f16>, Vec<f16>) = (
+        a.iter().map(|&x| f16::from_f32(x)).collect(),
+        b.iter().map(|&x| f16::from_f32(x)).collect(),
+    );
+    let ops = operands(&a16, &b16, f16::to_f64);
+    let tilings = [gemm!(f16, "f16", n, (8, 2, 2, 4, 8, 64, 3))];
+    ok &= measure(n, reps, &ops, &tilings, Some("f16_gemm"), 1e-3)?;
+    drop(ops);
+
+    // TF32: the kernels round each input to nearest, ties away, as `cvt.rna.tf32.f32` does.
+    let tf32 = |x: f32| f64::from(f32::from_bits(x.to_bits().wrapping_add(0x1000) & !0x1fff));
+    let ops = operands(&a, &b, tf32);
+    let tilings = [
+        gemm!(Tf32, "tf32", n, (4, 2, 2, 4, 8, 32, 3)),
+        gemm!(Tf32, "tf32", n, (4, 2, 4, 4, 8, 32, 3)),
+    ];
+    ok &= measure(n, reps, &ops, &tilings, Some("tf32_gemm"), 1e-2)?;
+    Ok(ok)
+}
