@@ -17,6 +17,11 @@ pub mod kernel {
 
     /// Flag of [`ATTRS_PREFIX`]: the kernel's `a * b + c` may be one fused multiply-add.
     pub const ATTR_FP_CONTRACT: u32 = 1;
+
+    /// Where [`ATTRS_PREFIX`]'s flags hold the blocks of the kernel each multiprocessor should
+    /// hold at once (CUDA's `__launch_bounds__` second argument, PTX's `.minnctapersm`; 0: no
+    /// such wish), a byte from this bit on.
+    pub const ATTR_MIN_BLOCKS_SHIFT: u32 = 8;
 }
 
 /// The host-offload image: the kernels for libomptarget's x86_64 host plugin.

@@ -14,7 +14,7 @@ use syn::{
 };
 
 use offload_abi::intrinsics::LAUNCH_PREFIX;
-use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTRS_PREFIX, MARKER_PREFIX};
+use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTRS_PREFIX, MARKER_PREFIX};
 
 /// `launch_bounds = N` (threads per block, any shape) or `launch_bounds = (X, Y)` /
 /// `(X, Y, Z)` (each axis).
@@ -79,6 +79,9 @@ struct Options {
     /// `launch_bounds = ...`: the largest blocks the kernel is launched with (CUDA's
     /// `__launch_bounds__`), enforced at every launch.
     launch_bounds: Option<Bounds>,
+    /// `min_blocks = N`: blocks each multiprocessor should hold at once (CUDA's second
+    /// `__launch_bounds__` argument): the GPU's compiler keeps the registers within that.
+    min_blocks: Option<u8>,
     /// `fp_contract`: `a * b + c` may be one fused multiply-add (one rounding).
     fp_contract: bool,
     /// `instances(...)`: the generic arguments of each instance a generic kernel's device images
@@ -122,6 +125,24 @@ impl Options {
                 )?;
                 options.instances = Some(list.into_iter().collect());
                 Ok(())
+            } else if meta.path.is_ident("min_blocks") {
+                if options.min_blocks.is_some() {
+                    return Err(meta.error("`min_blocks` is given twice"));
+                }
+                let value: syn::LitInt = meta.value()?.parse()?;
+                let n: u8 = value
+                    .base10_parse()
+                    .ok()
+                    .filter(|&n| (1..=32).contains(&n))
+                    .ok_or_else(|| {
+                        Error::new_spanned(
+                            &value,
+                            "`min_blocks` is how many blocks of the kernel a multiprocessor should \
+                             hold at once, 1 to 32: `min_blocks = 2`",
+                        )
+                    })?;
+                options.min_blocks = Some(n);
+                Ok(())
             } else if meta.path.is_ident("fp_contract") {
                 if options.fp_contract {
                     return Err(meta.error("`fp_contract` is given twice"));
@@ -131,12 +152,19 @@ impl Options {
             } else {
                 Err(meta.error(
                     "unknown kernel option: #[offload::kernel] takes `launch_bounds = N` (or \
-                     `(X, Y)`, `(X, Y, Z)`), `fp_contract` and, for a generic kernel, \
-                     `instances(..)`",
+                     `(X, Y)`, `(X, Y, Z)`), `min_blocks = N`, `fp_contract` and, for a generic \
+                     kernel, `instances(..)`",
                 ))
             }
         });
-        syn::parse::Parser::parse2(parser, attr)?;
+        syn::parse::Parser::parse2(parser, attr.clone())?;
+        if options.min_blocks.is_some() && options.launch_bounds.is_none() {
+            return Err(Error::new_spanned(
+                attr,
+                "`min_blocks` needs `launch_bounds`: the blocks a multiprocessor holds at once \
+                 depend on their threads (`launch_bounds = 128, min_blocks = 2`)",
+            ));
+        }
         Ok(options)
     }
 }
@@ -522,7 +550,8 @@ fn device_entry(
     let attrs_static = format_ident!("__OFFLOAD_KERNEL_ATTRS_{}", upper);
     let threads = options.launch_bounds.map_or(0, Bounds::threads);
     let [x, y, z] = options.launch_bounds.map_or([0; 3], Bounds::axes);
-    let flags = if options.fp_contract { ATTR_FP_CONTRACT } else { 0 };
+    let flags = (u32::from(options.fp_contract) * ATTR_FP_CONTRACT)
+        | (u32::from(options.min_blocks.unwrap_or(0)) << ATTR_MIN_BLOCKS_SHIFT);
     let kernel_attrs = (threads != 0 || flags != 0).then(|| {
         quote! {
             /// This kernel's options, for the device stage of the build (which removes it).

@@ -10,7 +10,7 @@ use inkwell::values::{
     AsValueRef, BasicValueEnum, CallSiteValue, FastMathFlags, FunctionValue, GlobalValue,
     InstructionOpcode,
 };
-use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTRS_PREFIX};
+use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTRS_PREFIX};
 
 /// One kernel's options, as the macro left them.
 pub(super) struct KernelAttrs {
@@ -27,9 +27,22 @@ impl KernelAttrs {
         self.flags & ATTR_FP_CONTRACT != 0
     }
 
+    /// Blocks a multiprocessor should hold at once (0: no wish).
+    fn min_blocks(&self) -> u32 {
+        (self.flags >> ATTR_MIN_BLOCKS_SHIFT) & 0xff
+    }
+
     /// Gives kernel `f` its launch bounds: `nvvm.maxntid` (PTX's `.maxntid`), and along each
-    /// axis the ranges of its thread indices and block sizes.
+    /// axis the ranges of its thread indices and block sizes; and `nvvm.minctasm` (PTX's
+    /// `.minnctapersm`) where it asks for blocks at once.
     pub(super) fn bound<'ctx>(&self, cx: &'ctx Context, f: FunctionValue<'ctx>) {
+        if self.min_blocks() > 0 {
+            let blocks = self.min_blocks().to_string();
+            f.add_attribute(
+                AttributeLoc::Function,
+                cx.create_string_attribute("nvvm.minctasm", &blocks),
+            );
+        }
         let maxntid = if self.axes == [0; 3] {
             self.threads.to_string()
         } else {

@@ -1,4 +1,5 @@
-//! `launch_bounds` is the PTX's `.maxntid` (ptxas budgets registers for that many threads), and
+//! `launch_bounds` is the PTX's `.maxntid` (ptxas budgets registers for that many threads, and
+//! `min_blocks` for that many blocks of them), and
 //! bounds along each axis let the optimiser drop the checks of indices made from thread indices:
 //! with blocks of at most 32 x 8, `(ty + 24) * 33 + tx` is below a 32 x 33 shared array's
 //! length, so the bounded kernel's only panic left is the array's own length check (the
@@ -6,6 +7,19 @@
 //! (The kernels of a file are checked in the PTX's order: by name.)
 
 use offload::gpu::{self, shared_array};
+
+// `min_blocks` is PTX's `.minnctapersm`: the GPU's compiler keeps the registers within what
+// that many blocks of 128 threads leave each.
+// CHECK-LABEL: .entry bounded_resident(
+// CHECK: .maxntid 128{{$}}
+// CHECK-NEXT: .minnctapersm 4
+// CHECK: ret;
+#[offload::kernel(launch_bounds = 128, min_blocks = 4)]
+pub fn bounded_resident(out: &mut [u32]) {
+    if let Some(o) = out.get_mut(gpu::global_id_x()) {
+        *o = 2;
+    }
+}
 
 // CHECK-LABEL: .entry bounded_threads(
 // CHECK: .maxntid 256{{$}}
