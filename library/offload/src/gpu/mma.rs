@@ -526,6 +526,15 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(
+        expected = "FragmentA::load: a 16 x 16 tile at (8, 0) runs past a 20 x 16 matrix"
+    )]
+    fn a_tile_past_its_matrix_panics() {
+        let a = [bf16::ZERO; 20 * 16];
+        FragmentA::<bf16>::load(&Matrix::new(&a, 20, 16), 8, 0);
+    }
+
+    #[test]
     fn every_element_has_one_place() {
         covers([16, 16], 4, 2, a_position::<bf16>, false);
         covers([16, 8], 4, 1, a_position::<Tf32>, false);

@@ -476,3 +476,52 @@ fn a_panic_on_the_pool_leaves_it_usable() {
     assert_eq!(ran.load(Ordering::Relaxed), 160 * 256);
     assert_eq!(outside.load(Ordering::Relaxed), 0);
 }
+
+/// One warp's `mma` in bf16, fragments loaded from matrices by each lane, against the product
+/// computed here: the lanes' fragments go through the warp's exchange as the hardware lays them
+/// out (`gpu::mma`'s layout, inverted in the emulation).
+#[test]
+fn a_warp_multiplies_its_fragments() {
+    use crate::bf16;
+    use crate::gpu::mma::{self, Accumulator, FragmentA, FragmentB};
+    use crate::gpu::{Matrix, MatrixMut};
+    let a: Vec<bf16> = (0..16 * 16).map(|i| bf16::from_f32((i % 7) as f32 - 3.0)).collect();
+    let b: Vec<bf16> = (0..16 * 8).map(|i| bf16::from_f32((i % 5) as f32 * 0.5)).collect();
+    let c = std::sync::Mutex::new(vec![f32::NAN; 16 * 8]);
+    let failed = block_at_once(32, || {
+        let (am, bm) = (Matrix::new(&a, 16, 16), Matrix::new(&b, 16, 8));
+        let mut acc = Accumulator::<bf16>::zero();
+        mma::mma(&FragmentA::load(&am, 0, 0), &FragmentB::load(&bm, 0, 0), &mut acc);
+        let mut c = c.lock().unwrap();
+        acc.store(&mut MatrixMut::new(&mut c, 16, 8), 0, 0);
+    });
+    assert_eq!(failed, None);
+    let c = c.into_inner().unwrap();
+    for i in 0..16 {
+        for j in 0..8 {
+            let want: f32 = (0..16).map(|k| a[i * 16 + k].to_f32() * b[k * 8 + j].to_f32()).sum();
+            assert_eq!(c[i * 8 + j], want, "c[{i}][{j}]");
+        }
+    }
+}
+
+/// A warp-wide matrix operation that a lane has returned before is named, not run on what
+/// the lane never put in.
+#[test]
+fn a_matrix_operation_without_every_lane_is_named() {
+    use crate::f16;
+    use crate::gpu::mma::{self, Accumulator, FragmentA, FragmentB};
+    use crate::gpu::{Matrix, thread_idx_x};
+    let a = vec![f16::ONE; 16 * 16];
+    let failed = block_at_once(32, || {
+        if thread_idx_x() == 31 {
+            return;
+        }
+        let m = Matrix::new(&a, 16, 16);
+        let mut acc = Accumulator::<f16>::zero();
+        mma::mma(&FragmentA::load(&m, 0, 0), &FragmentB::load(&m, 0, 0), &mut acc);
+    });
+    let message = failed.expect("the product refuses");
+    assert!(message.contains("mma::mma ran without every lane of the warp"), "{message}");
+    assert!(message.contains("0x80000000"), "lane 31 named: {message}");
+}
