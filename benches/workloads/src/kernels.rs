@@ -2,10 +2,36 @@
 
 pub mod tensor;
 
+use core::ops::{Add, AddAssign, Mul};
+
+use offload::DeviceCopy;
 use offload::gpu::{self, Matrix, MatrixMut, atomic, shared, shared_array, sync_threads, warp};
 
+/// The floats of the workloads that run in both precisions: `f32` and `f64`.
+pub trait Real:
+    DeviceCopy
+    + Copy
+    + Default
+    + Add<Output = Self>
+    + AddAssign
+    + Mul<Output = Self>
+    + warp::WarpValue
+    + atomic::AtomicAdd
+{
+    /// 1/4, exactly.
+    const QUARTER: Self;
+}
+
+impl Real for f32 {
+    const QUARTER: f32 = 0.25;
+}
+
+impl Real for f64 {
+    const QUARTER: f64 = 0.25;
+}
+
 /// The sum of `value` over the caller's warp, in lane 0.
-fn warp_sum(mut value: f32) -> f32 {
+fn warp_sum<T: Real>(mut value: T) -> T {
     for offset in [16, 8, 4, 2, 1] {
         value += warp::shuffle_down(value, offset);
     }
@@ -13,17 +39,17 @@ fn warp_sum(mut value: f32) -> f32 {
 }
 
 /// Adds every value into `total`: a grid-stride loop per thread, a warp's sum by shuffles, one
-/// shared slot per warp (`shared = 32 * 4`), one atomic addition per block.
-#[offload::kernel]
-pub fn reduce_sum(values: &[f32], total: &mut f32) {
-    let mut sum = 0.0;
+/// shared slot per warp (`shared = 32 * size_of::<T>()`), one atomic addition per block.
+#[offload::kernel(instances(f32, f64))]
+pub fn reduce_sum<T: Real>(values: &[T], total: &mut T) {
+    let mut sum = T::default();
     let mut i = gpu::global_id_x();
     while i < values.len() {
         sum += values[i];
         i += gpu::global_size_x();
     }
     let sum = warp_sum(sum);
-    let warps = shared::<f32>();
+    let warps = shared::<T>();
     let (lane, warp) = (warp::lane_id(), gpu::thread_idx_x() / warp::WARP_SIZE);
     if lane == 0 {
         warps.write(warp, sum);
@@ -33,7 +59,7 @@ pub fn reduce_sum(values: &[f32], total: &mut f32) {
         let sum = warp_sum(if lane < gpu::block_dim_x() / warp::WARP_SIZE {
             warps.read(lane)
         } else {
-            0.0
+            T::default()
         });
         if lane == 0 {
             atomic::fetch_add(total, sum);
@@ -42,9 +68,9 @@ pub fn reduce_sum(values: &[f32], total: &mut f32) {
 }
 
 /// Sets `total` to 0, on the device's stream (what `cudaMemsetAsync` does before a sum).
-#[offload::kernel]
-pub fn clear_total(total: &mut f32) {
-    *total = 0.0;
+#[offload::kernel(instances(f32, f64))]
+pub fn clear_total<T: Real>(total: &mut T) {
+    *total = T::default();
 }
 
 /// Sets every bin to 0 (blocks of 256 threads cover 256 bins).
@@ -57,8 +83,8 @@ pub fn clear_bins(bins: &mut [u32]) {
 
 /// One Jacobi sweep of a `width x height` grid: each interior cell the mean of its four
 /// neighbours, border cells copied (blocks of 32x8).
-#[offload::kernel]
-pub fn jacobi_step(width: u32, height: u32, src: &[f32], dst: &mut [f32]) {
+#[offload::kernel(instances(f32, f64))]
+pub fn jacobi_step<T: Real>(width: u32, height: u32, src: &[T], dst: &mut [T]) {
     let (w, h) = (width as usize, height as usize);
     let (x, y) = (gpu::global_id_x(), gpu::global_id_y());
     if x >= w || y >= h {
@@ -68,19 +94,19 @@ pub fn jacobi_step(width: u32, height: u32, src: &[f32], dst: &mut [f32]) {
     dst[c] = if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
         src[c]
     } else {
-        0.25 * (src[c - w] + src[c + w] + src[c - 1] + src[c + 1])
+        T::QUARTER * (src[c - w] + src[c + w] + src[c - 1] + src[c + 1])
     };
 }
 
 /// `c = a * b` for `n x n` row-major matrices, one thread per element of `c` (blocks of 16x16).
-#[offload::kernel(fp_contract)]
-pub fn sgemm_naive(n: u32, a: &[f32], b: &[f32], c: &mut [f32]) {
+#[offload::kernel(fp_contract, instances(f32, f64))]
+pub fn gemm_naive<T: Real>(n: u32, a: &[T], b: &[T], c: &mut [T]) {
     let n = n as usize;
     let (a, b) = (Matrix::new(a, n, n), Matrix::new(b, n, n));
     let (col, row) = (gpu::global_id_x(), gpu::global_id_y());
     if row < n && col < n {
         let (a_row, b_col) = (a.row(row), b.column(col));
-        let mut acc = 0.0;
+        let mut acc = T::default();
         for k in 0..n {
             acc += a_row[k] * b_col[k];
         }

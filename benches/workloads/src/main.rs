@@ -7,14 +7,16 @@
 //! the CPU. Each workload preloads its data, times REPS repetitions of its kernels (after 3
 //! warm-ups) between two `offload::Event`s, as the anchor times its kernels between two CUDA
 //! events, and copies the result back once to check it.
-//@ run: small 2 => h2d=29 d2h=16
+//@ run: small 2 => h2d=43 d2h=25
 
 mod kernels;
+mod real;
 mod tensor;
 
 use std::time::Instant;
 
 use offload::{Device, Event, preload, preload_mut};
+use real::{ProductLaunch, SumLaunch, SweepLaunch};
 
 /// The sizes of one run.
 struct Sizes {
@@ -83,165 +85,22 @@ pub(crate) fn check(name: &str, ok: bool, detail: String) -> bool {
 
 /// Blocks of a grid-stride kernel: 8 per multiprocessor on a GPU (the anchor's choice); on the
 /// host-offload plugin enough for every core.
-fn stride_blocks() -> Result<u32, offload::Error> {
+pub(crate) fn stride_blocks() -> Result<u32, offload::Error> {
     Ok(Device::default_device()?.multiprocessors().map_or(64, |sms| sms * 8))
 }
 
-fn reduce(n: usize, reps: usize) -> Result<bool, offload::Error> {
-    let values: Vec<f32> = (0..n).map(|i| ((i * 7) % 13) as f32 * 0.25).collect();
-    let expected: f64 = values.iter().map(|&v| f64::from(v)).sum();
-    let (blocks, threads) = (stride_blocks()?, 256u32);
-    let mut total = 0.0f32;
-    {
-        let values = preload(&values[..]);
-        let mut total = preload_mut(&mut total);
-        time_it(
-            "reduce",
-            reps,
-            || {
-                offload::launch_async!(kernels::clear_total, 1, 32, (&mut total))?;
-                offload::launch_async!(
-                    kernels::reduce_sum,
-                    blocks,
-                    threads,
-                    shared = 32 * 4,
-                    (&values, &mut total)
-                )
-            },
-            n as f64 * 4.0,
-            "GB/s",
-            1e9,
-        )?;
-    }
-    let got = f64::from(total);
-    Ok(check(
-        "reduce",
-        (got - expected).abs() <= 1e-4 * expected.abs(),
-        format!("{got} vs {expected}"),
-    ))
-}
-
-/// The grid after `sweeps` Jacobi sweeps of `cells`, on the CPU.
-fn jacobi_cpu(w: usize, h: usize, sweeps: usize, cells: &[f32]) -> Vec<f32> {
-    let (mut p, mut q) = (cells.to_vec(), vec![0.0f32; cells.len()]);
-    for _ in 0..sweeps {
-        for y in 0..h {
-            for x in 0..w {
-                let c = y * w + x;
-                q[c] = if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
-                    p[c]
-                } else {
-                    0.25 * (p[c - w] + p[c + w] + p[c - 1] + p[c + 1])
-                };
-            }
-        }
-        std::mem::swap(&mut p, &mut q);
-    }
-    p
-}
-
-fn jacobi((w, h, sweeps): (usize, usize, usize), reps: usize) -> Result<bool, offload::Error> {
-    let initial: Vec<f32> = (0..w * h)
-        .map(|i| {
-            let (x, y) = (i % w, i / w);
-            let border = x == 0 || y == 0 || x == w - 1 || y == h - 1;
-            if border { ((x + y) % 17) as f32 } else { 0.0 }
-        })
-        .collect();
-    let (grid, block) = ((w.div_ceil(32) as u32, h.div_ceil(8) as u32), (32u32, 8u32));
-    let (wu, hu) = (w as u32, h as u32);
-    let (mut a, mut b) = (initial.clone(), vec![0.0f32; w * h]);
-    let run = |a: &mut Vec<f32>, b: &mut Vec<f32>, reps: Option<usize>| {
-        let (mut da, mut db) = (preload_mut(&mut a[..]), preload_mut(&mut b[..]));
-        let mut sweep = || {
-            for s in 0..sweeps {
-                if s % 2 == 0 {
-                    offload::launch_async!(
-                        kernels::jacobi_step,
-                        grid,
-                        block,
-                        (wu, hu, &da, &mut db)
-                    )?;
-                } else {
-                    offload::launch_async!(
-                        kernels::jacobi_step,
-                        grid,
-                        block,
-                        (wu, hu, &db, &mut da)
-                    )?;
-                }
-            }
-            Ok(())
-        };
-        match reps {
-            Some(reps) => {
-                time_it("jacobi", reps, sweep, (sweeps * w * h) as f64 * 8.0, "GB/s", 1e9).map(drop)
-            }
-            None => sweep(),
-        }
+/// The tiled SGEMM (`kernels::sgemm_tiled`), the anchor's 128x128x8 blocking.
+fn sgemm_tiled(n: usize, reps: usize) -> Result<bool, offload::Error> {
+    let launch: real::ProductLaunch<'_, f32> = &|nu, a, b, c| {
+        offload::launch_async!(
+            kernels::sgemm_tiled,
+            (nu / 128, nu / 128),
+            256,
+            shared = kernels::SGEMM_TILED_SHARED,
+            (nu, a, b, c)
+        )
     };
-    run(&mut a, &mut b, Some(reps))?;
-    // The check: `sweeps` sweeps from the initial grid.
-    a.copy_from_slice(&initial);
-    run(&mut a, &mut b, None)?;
-    let got = if sweeps % 2 == 0 { &a } else { &b };
-    let want = jacobi_cpu(w, h, sweeps, &initial);
-    let err = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0f32, f32::max);
-    Ok(check("jacobi", err <= 1e-4, format!("max error {err:.3e}")))
-}
-
-/// 64 sampled elements of `c = a * b` against double precision; returns the largest relative
-/// error.
-fn sgemm_error(n: usize, a: &[f32], b: &[f32], c: &[f32]) -> f64 {
-    (0..64)
-        .map(|t| {
-            let (r, col) = ((t * 977) % n, (t * 613 + 5) % n);
-            let s: f64 = (0..n).map(|k| f64::from(a[r * n + k]) * f64::from(b[k * n + col])).sum();
-            (s - f64::from(c[r * n + col])).abs() / s.abs().max(1.0)
-        })
-        .fold(0.0, f64::max)
-}
-
-fn sgemm(n: usize, reps: usize) -> Result<bool, offload::Error> {
-    let a: Vec<f32> = (0..n * n).map(|i| ((i * 3) % 11) as f32 / 11.0 - 0.5).collect();
-    let b: Vec<f32> = (0..n * n).map(|i| ((i * 5) % 7) as f32 / 7.0 - 0.5).collect();
-    let flops = 2.0 * (n as f64).powi(3);
-    let nu = n as u32;
-    let mut ok = true;
-    for tiled in [false, true] {
-        let name = if tiled { "sgemm_tiled" } else { "sgemm_naive" };
-        let mut c = vec![f32::NAN; n * n];
-        {
-            let (da, db, mut dc) = (preload(&a[..]), preload(&b[..]), preload_mut(&mut c[..]));
-            let body = || {
-                if tiled {
-                    let grid = (nu / 128, nu / 128);
-                    let shared = kernels::SGEMM_TILED_SHARED;
-                    offload::launch_async!(
-                        kernels::sgemm_tiled,
-                        grid,
-                        256,
-                        shared = shared,
-                        (nu, &da, &db, &mut dc)
-                    )
-                } else {
-                    let grid = (nu.div_ceil(16), nu.div_ceil(16));
-                    offload::launch_async!(
-                        kernels::sgemm_naive,
-                        grid,
-                        (16, 16),
-                        (nu, &da, &db, &mut dc)
-                    )
-                }
-            };
-            // The naive kernel is slow: 5 repetitions at most, as the anchor times it.
-            let reps = if tiled { reps } else { reps.min(5) };
-            time_it(name, reps, body, flops, "GFLOP/s", 1e9)?;
-        }
-        let err = sgemm_error(n, &a, &b, &c);
-        ok &= check(name, err <= 1e-3, format!("max relative error {err:.3e}"));
-    }
-    Ok(ok)
+    real::product::<f32>("sgemm_tiled", n, reps, launch)
 }
 
 fn transpose(n: usize, reps: usize) -> Result<bool, offload::Error> {
@@ -325,11 +184,43 @@ fn main() -> Result<(), offload::Error> {
     let device = Device::default_device()?;
     println!("device: {}, reps {reps}", device.name());
     let start = Instant::now();
-    let mut ok = reduce(sizes.reduce, reps)?;
-    ok &= jacobi(sizes.jacobi, reps)?;
-    ok &= sgemm(sizes.sgemm, reps)?;
+    let mut ok = true;
+    macro_rules! in_precision {
+        ($t:ty, $bytes:literal) => {
+            let sum: SumLaunch<'_, $t> = &|values, total, blocks| {
+                offload::launch_async!(kernels::clear_total::<$t>, 1, 32, (&mut *total))?;
+                offload::launch_async!(
+                    kernels::reduce_sum::<$t>,
+                    blocks,
+                    256,
+                    shared = 32 * $bytes,
+                    (values, total)
+                )
+            };
+            ok &= real::reduce::<$t>(sizes.reduce, reps, sum)?;
+            let (blocks, threads) = ((32u32, 8u32), (32, 8));
+            let sweep: SweepLaunch<'_, $t> = &|w, h, src, dst| {
+                let grid = (w.div_ceil(blocks.0), h.div_ceil(blocks.1));
+                offload::launch_async!(kernels::jacobi_step::<$t>, grid, threads, (w, h, src, dst))
+            };
+            ok &= real::jacobi::<$t>(sizes.jacobi, reps, sweep)?;
+            let naive: ProductLaunch<'_, $t> = &|n, a, b, c| {
+                let grid = (n.div_ceil(16), n.div_ceil(16));
+                offload::launch_async!(kernels::gemm_naive::<$t>, grid, (16, 16), (n, a, b, c))
+            };
+            ok &= real::product::<$t>(
+                <$t as real::Precision>::NAIVE,
+                sizes.sgemm,
+                reps.min(5),
+                naive,
+            )?;
+        };
+    }
+    in_precision!(f32, 4);
+    ok &= sgemm_tiled(sizes.sgemm, reps)?;
     ok &= transpose(sizes.transpose, reps)?;
     ok &= histogram(sizes.histogram, reps)?;
+    in_precision!(f64, 8);
     ok &= tensor::products(sizes.tensor, reps)?;
     eprintln!("workloads-bench: {:.1} s in all", start.elapsed().as_secs_f64());
     if !ok {

@@ -1,33 +1,17 @@
 //! The tensor-core workloads: `c = a * b` for `n x n` row-major matrices on `mma.sync`, in bf16
-//! and f16 (f32 accumulation) and TF32, each checked on sampled elements against double
+//! and f16 (f32 accumulation), TF32 and f64, each checked on sampled elements against double
 //! precision over the inputs as the kernel sees them, as `matrix.cu` checks its products.
 //! Printed as `workload NAME ...` lines in TFLOP/s: `bf16_wmma_tiles` (the anchor's WMMA
-//! algorithm), and for each kind every tiling tried (`bf16_gemm_128x256x4`: block tile and
-//! pipeline stages) and the best of them (`bf16_gemm`, `f16_gemm`, `tf32_gemm`).
+//! algorithm), `bf16_gemm_docs` (docs/KERNELS.md's), and for each kind every tiling tried
+//! (`bf16_gemm_128x128x64s3w4`: block tile, stages and warps) and the best of them
+//! (`bf16_gemm`, `f16_gemm`, `tf32_gemm`, `dgemm`).
 
 use offload::gpu::mma::{Kind, Tf32};
 use offload::{Preload, PreloadMut, bf16, f16, preload, preload_mut};
 
 use crate::kernels::tensor as k;
+use crate::real::{Precision, product_error, product_inputs};
 use crate::{check, time_it};
-
-/// The inputs of `matrix.cu`: `a[i] = (3i mod 11) / 11 - 1/2`, `b[i] = (5i mod 7) / 7 - 1/2`.
-fn inputs(n: usize) -> (Vec<f32>, Vec<f32>) {
-    let a = (0..n * n).map(|i| ((i * 3) % 11) as f32 / 11.0 - 0.5).collect();
-    let b = (0..n * n).map(|i| ((i * 5) % 7) as f32 / 7.0 - 0.5).collect();
-    (a, b)
-}
-
-/// 64 sampled elements of `c` against `a * b` in double precision; the largest relative error.
-fn error(n: usize, a: &[f64], b: &[f64], c: &[f32]) -> f64 {
-    (0..64)
-        .map(|t| {
-            let (r, col) = ((t * 977) % n, (t * 613 + 5) % n);
-            let s: f64 = (0..n).map(|k| a[r * n + k] * b[k * n + col]).sum();
-            (s - f64::from(c[r * n + col])).abs() / s.abs().max(1.0)
-        })
-        .fold(0.0, f64::max)
-}
 
 /// One kind's operands on the device and what the kernels see of them.
 struct Operands<'a, T: offload::DeviceCopy> {
@@ -36,17 +20,17 @@ struct Operands<'a, T: offload::DeviceCopy> {
     seen: (Vec<f64>, Vec<f64>),
 }
 
-/// A launch of one tiling on `c`.
-type Launch<T> =
-    Box<dyn Fn(&Operands<'_, T>, &mut PreloadMut<'_, [f32]>) -> Result<(), offload::Error>>;
+/// A launch of one tiling on `c`, of the accumulator's type `A`.
+type Launch<T, A = f32> =
+    Box<dyn Fn(&Operands<'_, T>, &mut PreloadMut<'_, [A]>) -> Result<(), offload::Error>>;
 
 /// Times each `(name, launch)` on the operands, checks it, prints each and the best of them
 /// as `best` (when there are several); returns whether all were right.
-fn measure<T: offload::DeviceCopy>(
+fn measure<T: offload::DeviceCopy, A: Precision>(
     n: usize,
     reps: usize,
     ops: &Operands<'_, T>,
-    tilings: &[(String, Launch<T>)],
+    tilings: &[(String, Launch<T, A>)],
     best: Option<&str>,
     tolerance: f64,
 ) -> Result<bool, offload::Error> {
@@ -54,12 +38,12 @@ fn measure<T: offload::DeviceCopy>(
     let mut ok = true;
     let mut fastest: Option<(f64, &str)> = None;
     for (name, launch) in tilings {
-        let mut c = vec![f32::NAN; n * n];
+        let mut c = vec![A::NAN; n * n];
         let median = {
             let mut dc = preload_mut(&mut c[..]);
             time_it(name, reps, || launch(ops, &mut dc), flops, "TFLOP/s", 1e12)?
         };
-        let err = error(n, &ops.seen.0, &ops.seen.1, &c);
+        let err = product_error(n, &ops.seen.0, &ops.seen.1, &c);
         ok &= check(name, err <= tolerance, format!("max relative error {err:.3e}"));
         if fastest.is_none_or(|(ms, _)| median < ms) {
             fastest = Some((median, name));
@@ -82,15 +66,16 @@ macro_rules! gemm {
         let (bm, bn) = (16 * $fm * $wm, 8 * $fn_ * $wn);
         let size = size_of::<<$kind as Kind>::Elem>();
         let shared = k::gemm_shared(bm, bn, $bk, $s, size);
-        let launch: Launch<<$kind as Kind>::Elem> = Box::new(move |ops, c| {
-            offload::launch_async!(
-                k::gemm::<$kind, $chunk, $wm, $wn, $fm, $fn_, $bk, $s>,
-                (nu / bn as u32, nu / bm as u32),
-                32 * $wm * $wn,
-                shared = shared,
-                (nu, &ops.a, &ops.b, c)
-            )
-        });
+        let launch: Launch<<$kind as Kind>::Elem, <$kind as Kind>::Acc> =
+            Box::new(move |ops, c| {
+                offload::launch_async!(
+                    k::gemm::<$kind, $chunk, $wm, $wn, $fm, $fn_, $bk, $s>,
+                    (nu / bn as u32, nu / bm as u32),
+                    32 * $wm * $wn,
+                    shared = shared,
+                    (nu, &ops.a, &ops.b, c)
+                )
+            });
         let name = format!("{}_gemm_{bm}x{bn}x{}s{}w{}", $name, $bk, $s, $wm * $wn);
         (name, launch)
     }};
@@ -108,7 +93,7 @@ fn operands<'a, T: offload::DeviceCopy + Copy>(
 
 /// The tensor-core workloads at `n` (a multiple of 256), each timed `reps` times.
 pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
-    let (a, b) = inputs(n);
+    let (a, b) = product_inputs::<f32>(n);
     let nu = n as u32;
     let mut ok = true;
 
@@ -163,5 +148,17 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
         gemm!(Tf32, "tf32", n, (4, 2, 4, 4, 8, 32, 3)),
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("tf32_gemm"), 1e-2)?;
+    drop(ops);
+
+    // f64 on the FP64 tensor cores: the products' terms exact, each step a fused
+    // multiply-add.
+    let (a, b) = product_inputs::<f64>(n);
+    let ops = operands(&a, &b, |x| x);
+    let tilings = [
+        gemm!(f64, "f64", n, (2, 2, 4, 2, 4, 32, 3)),
+        gemm!(f64, "f64", n, (2, 2, 4, 2, 4, 16, 3)),
+        gemm!(f64, "f64", n, (2, 2, 2, 2, 4, 16, 3)),
+    ];
+    ok &= measure(n, reps, &ops, &tilings, Some("dgemm"), 1e-12)?;
     Ok(ok)
 }

@@ -134,22 +134,28 @@ fn stage_of<const STAGES: usize>(kt: usize) -> usize {
     (kt as u32 % STAGES as u32) as usize
 }
 
-/// Padding of the shared rows of B, in elements of `size` bytes: 16 bytes, so that the 8 rows
-/// an `ldmatrix` reads fall in distinct banks, or, for 32-bit elements (read one by one, four
-/// rows of a fragment at once), 32 bytes, so that those fall in distinct banks too. A's rows
-/// are padded by one piece of 16 bytes (`CHUNK` elements).
-pub const fn pad_b(size: usize) -> usize {
-    if size == 4 { 8 } else { 16 / size }
+/// Padding of the shared rows of A, in elements of `size` bytes: 16 bytes, so that the 8 rows
+/// an `ldmatrix` reads fall in distinct banks, or, for `f64` (read one by one), 32 bytes, so
+/// that the rows of a fragment do.
+pub const fn pad_a(size: usize) -> usize {
+    if size == 8 { 4 } else { 16 / size }
+}
+
+/// Padding of the shared rows of B: 8 elements, 16 bytes of 16-bit ones (for `ldmatrix`), and
+/// for 32- and 64-bit ones (read one by one, four rows of a fragment at once) enough to put
+/// those rows in distinct banks.
+pub const fn pad_b(_size: usize) -> usize {
+    8
 }
 
 /// The shared memory of a `gemm` instance: `stages` stages of a `bm x bk` tile of A and a
 /// `bk x bn` tile of B of `size`-byte elements, rows padded.
 pub const fn gemm_shared(bm: usize, bn: usize, bk: usize, stages: usize, size: usize) -> usize {
-    stages * (bm * (bk + 16 / size) + bk * (bn + pad_b(size))) * size
+    stages * (bm * (bk + pad_a(size)) + bk * (bn + pad_b(size))) * size
 }
 
-/// `c = a * b` for `n x n` row-major matrices on the tensor cores, summed in f32: bf16, f16,
-/// or f32 rounded to TF32, `n` a multiple of the block tile. Blocks of `WARPS_M x WARPS_N`
+/// `c = a * b` for `n x n` row-major matrices on the tensor cores: bf16, f16 or f32 rounded to
+/// TF32, summed in f32, or f64 (the FP64 tensor cores), `n` a multiple of the block tile. Blocks of `WARPS_M x WARPS_N`
 /// warps (at most 8), each warp `16 FM x 8 FN` of `c`, so a block `BM = 16 FM WARPS_M` by
 /// `BN = 8 FN WARPS_N`. A and B go to shared memory by `copy_async_from` in pieces of `CHUNK`
 /// elements (16 bytes), `STAGES` k-tiles of `BK` in flight, and from there to the tensor cores
@@ -163,11 +169,14 @@ pub const fn gemm_shared(bm: usize, bn: usize, bk: usize, stages: usize, size: u
         (bf16, 8, 2, 4, 4, 8, 64, 3),
         (f16, 8, 2, 2, 4, 8, 64, 3),
         (Tf32, 4, 2, 2, 4, 8, 32, 3),
-        (Tf32, 4, 2, 4, 4, 8, 32, 3)
+        (Tf32, 4, 2, 4, 4, 8, 32, 3),
+        (f64, 2, 2, 4, 2, 4, 32, 3),
+        (f64, 2, 2, 4, 2, 4, 16, 3),
+        (f64, 2, 2, 2, 2, 4, 16, 3)
     )
 )]
 pub fn gemm<
-    E: Kind<Acc = f32>,
+    E: Kind,
     const CHUNK: usize,
     const WARPS_M: usize,
     const WARPS_N: usize,
@@ -179,12 +188,13 @@ pub fn gemm<
     n: u32,
     a: &[E::Elem],
     b: &[E::Elem],
-    c: &mut [f32],
+    c: &mut [E::Acc],
 ) {
     let n = n as usize;
     let (bm, bn, threads) = (16 * FM * WARPS_M, 8 * FN * WARPS_N, 32 * WARPS_M * WARPS_N);
     let (a, b) = (Matrix::new(a, n, n), Matrix::new(b, n, n));
-    let (pa, pb) = (BK + CHUNK, bn + pad_b(size_of::<E::Elem>()));
+    let size = size_of::<E::Elem>();
+    let (pa, pb) = (BK + pad_a(size), bn + pad_b(size));
     let stage = bm * pa + BK * pb;
     let tiles = shared::<E::Elem>();
     // Stage `s`'s tiles: A's `bm x BK`, then B's `BK x bn`.

@@ -1,8 +1,8 @@
 //! The anchors: CUDA by hand (`bench_cuda.cu`, compiled with nvcc on the GPU machine) and clang's
 //! OpenMP offload (`bench.c`, compiled here with clang-19 and CUDA 11.8's nvlink, which
-//! `anchor_clang` fetches) for saxpy; `workloads.cu` (CUDA by hand, CUB and cuBLAS) and
-//! `matrix.cu` (WMMA by hand, cuBLAS on the tensor cores), compiled with nvcc there, for the
-//! kernel workloads.
+//! `anchor_clang` fetches) for saxpy; `workloads.cu` and `workloads_f64.cu` (CUDA by hand, CUB
+//! and cuBLAS, in f32 and f64) and `matrix.cu` (WMMA by hand, cuBLAS on the tensor cores),
+//! compiled with nvcc there, for the kernel workloads.
 //!
 //! Their sources are not ours: they stay in `shared/anchors` beside the repository and the bundle
 //! copies them into `anchors/`, where the binaries are built too. An anchor that cannot be built
@@ -18,12 +18,15 @@ use crate::shell;
 
 /// The anchors' folder inside a bundle.
 pub(crate) const DIR: &str = "anchors";
-const SOURCES: [&str; 4] = [CUDA_SOURCE, CLANG_SOURCE, WORKLOADS_SOURCE, MATRIX_SOURCE];
+const SOURCES: [&str; 5] =
+    [CUDA_SOURCE, CLANG_SOURCE, WORKLOADS_SOURCE, WORKLOADS_F64_SOURCE, MATRIX_SOURCE];
 const CUDA_SOURCE: &str = "bench_cuda.cu";
 const CUDA_BINARY: &str = "bench_cuda";
 const CLANG_SOURCE: &str = "bench.c";
 /// The kernel workloads' anchor (CUDA by hand, CUB, cuBLAS), built by workloads.rs.
 pub(crate) const WORKLOADS_SOURCE: &str = "workloads.cu";
+/// The kernel workloads in f64 (CUDA by hand, CUB, cuBLAS DGEMM).
+pub(crate) const WORKLOADS_F64_SOURCE: &str = "workloads_f64.cu";
 /// The tensor-core workloads' anchor (WMMA by hand, cuBLAS in bf16, f16, TF32, f32, f64).
 pub(crate) const MATRIX_SOURCE: &str = "matrix.cu";
 const CLANG_BINARY: &str = "bench_omp";

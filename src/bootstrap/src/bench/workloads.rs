@@ -1,7 +1,8 @@
 //! `x.py bench workloads`: the kernel workloads of benches/workloads (reduce, jacobi, sgemm naive
-//! and tiled, transpose, histogram, and the tensor-core products in bf16, f16 and TF32) beside
-//! the anchors `workloads.cu` (CUDA by hand, with CUB and cuBLAS as the ceiling) and `matrix.cu`
-//! (WMMA by hand, cuBLAS on the tensor cores), on an NVIDIA GPU.
+//! and tiled, transpose, histogram; reduce, jacobi, the naive and the best DGEMM in f64; the
+//! tensor-core products in bf16, f16 and TF32) beside the anchors `workloads.cu` and
+//! `workloads_f64.cu` (CUDA by hand, with CUB and cuBLAS as the ceiling) and `matrix.cu` (WMMA
+//! by hand, cuBLAS on the tensor cores), on an NVIDIA GPU.
 //!
 //! Every program times its kernels alone, with events on the GPU's clock, the median of
 //! `INNER_REPS` repetitions after warm-ups, and checks its results against the CPU. A round runs
@@ -36,8 +37,13 @@ struct AnchorProgram {
     args: &'static [&'static str],
 }
 
-const ANCHORS: [AnchorProgram; 2] = [
+const ANCHORS: [AnchorProgram; 3] = [
     AnchorProgram { source: anchors::WORKLOADS_SOURCE, binary: "workloads", args: &[INNER_REPS] },
+    AnchorProgram {
+        source: anchors::WORKLOADS_F64_SOURCE,
+        binary: "workloads_f64",
+        args: &[INNER_REPS],
+    },
     AnchorProgram { source: anchors::MATRIX_SOURCE, binary: "matrix", args: &[INNER_REPS, "4096"] },
 ];
 
@@ -54,7 +60,7 @@ struct Workload {
     against_library: bool,
 }
 
-const WORKLOADS: [Workload; 11] = [
+const WORKLOADS: [Workload; 15] = [
     Workload {
         name: "reduce (sum)",
         size: "64M f32",
@@ -117,6 +123,42 @@ const WORKLOADS: [Workload; 11] = [
         library: None,
         target: 1.05,
         against_library: false,
+    },
+    Workload {
+        name: "reduce (sum) in f64",
+        size: "64M f64",
+        ours: "reduce64",
+        hand: Some("reduce64_hand"),
+        library: Some("reduce64_cub"),
+        target: 1.00,
+        against_library: false,
+    },
+    Workload {
+        name: "jacobi in f64 (5-point, 100 sweeps)",
+        size: "4096x4096 f64",
+        ours: "jacobi64",
+        hand: Some("jacobi64_hand"),
+        library: None,
+        target: 1.00,
+        against_library: false,
+    },
+    Workload {
+        name: "dgemm naive (16x16 blocks)",
+        size: "4096^3 f64",
+        ours: "dgemm_naive",
+        hand: Some("dgemm_naive_hand"),
+        library: None,
+        target: 1.00,
+        against_library: false,
+    },
+    Workload {
+        name: "dgemm, our best against cuBLAS (>= 0.7x its throughput)",
+        size: "4096^3 f64",
+        ours: "dgemm",
+        hand: Some("dgemm_naive_hand"),
+        library: Some("dgemm_cublas"),
+        target: 1.0 / 0.7,
+        against_library: true,
     },
     Workload {
         name: "bf16 GEMM, the anchor's WMMA tiling (128x128x32, 8 warps of 64x32)",
@@ -362,7 +404,7 @@ fn markdown(results: &Results) -> String {
          - device: {}; {}\n\
          - kernel time only (data on the device, events on the GPU's clock), each program the median of {} repetitions a run; \
            the median over {} interleaved rounds; every round in results.json\n\
-         - library: CUB's DeviceReduce::Sum for reduce, cuBLAS for the matrix products (SGEMM; \
+         - library: CUB's DeviceReduce::Sum for reduce, cuBLAS for the matrix products (SGEMM, DGEMM; \
            `cublasGemmEx` in bf16 and f16 with f32 accumulation; SGEMM in TF32 tensor-op math)\n\n{table}",
         results.device, results.date, results.inner_reps, results.rounds
     )
