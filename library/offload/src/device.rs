@@ -68,6 +68,11 @@ impl Device {
         self.id as usize
     }
 
+    /// The device of runtime number `id`, which the runtime has (a guard's).
+    pub(crate) fn from_runtime_id(id: i64) -> Device {
+        Device { id: id as i32 }
+    }
+
     /// The number as the runtime's entry points take it.
     #[doc(hidden)]
     #[inline]

@@ -52,6 +52,16 @@ pub enum Error {
     NotPresent { kernel: &'static str },
     /// `Event::elapsed_ms` of two events recorded on different devices.
     EventDevices,
+    /// A routine of a vendor library (`offload-blas`'s) refused its operands before anything
+    /// ran: shapes that do not agree, a leading dimension shorter than a row, data shorter
+    /// than its shape, operands on different devices, sizes beyond the library's `int`. (Host
+    /// only, as the next: the NVIDIA image has no `String`.)
+    #[cfg(not(target_arch = "nvptx64"))]
+    InvalidOperands { routine: &'static str, reason: String },
+    /// A vendor library failed, or could not be loaded: the library, the call and what it
+    /// said (or what to install).
+    #[cfg(not(target_arch = "nvptx64"))]
+    Library { library: &'static str, call: &'static str, message: String },
 }
 
 impl fmt::Display for Error {
@@ -141,6 +151,14 @@ impl fmt::Display for Error {
                 "the two events were recorded on different devices, whose clocks are not one \
                  (time each device's work with events of its own)",
             ),
+            #[cfg(not(target_arch = "nvptx64"))]
+            Error::InvalidOperands { routine, reason } => {
+                write!(f, "invalid operands for {routine}: {reason}")
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            Error::Library { library, call, message } => {
+                write!(f, "{library} call {call} failed: {message}")
+            }
         }
     }
 }

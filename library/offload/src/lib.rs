@@ -51,6 +51,8 @@ pub mod gpu;
 mod host_buffer;
 #[cfg(not(target_arch = "nvptx64"))]
 mod host_offload;
+#[cfg(not(offload_device))]
+mod interop;
 pub mod intrinsics;
 #[cfg(not(offload_device))]
 mod launch;
@@ -78,6 +80,8 @@ pub use event::Event;
 pub use float16::{bf16, f16};
 #[cfg(not(offload_device))]
 pub use host_buffer::HostBuffer;
+#[cfg(not(offload_device))]
+pub use interop::{AsDevicePtr, AsDevicePtrMut, CudaStream, DevicePtr, DevicePtrMut};
 #[cfg(not(offload_device))]
 pub use launch::{Dim, Elements, KernelArg, PresentArg, SharedBytes, param};
 /// `#[offload::kernel]` by upstream's name (`core::offload::offload_kernel`).

@@ -185,19 +185,22 @@ fn workspace_root() -> Result<PathBuf> {
         .with_context(|| format!("the workspace of the runner is gone ({})", root.display()))
 }
 
-/// `--extern offload=<rlib>`: the exact rlib cargo built for this runner (a plain `-L` would
-/// find every `liboffload-*.rlib` other builds left in `deps` and fail with E0464); and its
-/// proc-macro, found through `-L dependency=`.
+/// `--extern offload=<rlib>` and `--extern offload_blas=<rlib>`: the exact rlibs cargo built for
+/// this runner (a plain `-L` would find every `liboffload-*.rlib` other builds left in `deps`
+/// and fail with E0464); and their dependencies, found through `-L dependency=`.
 fn rustc_flags(toolchain: &Toolchain) -> Result<String> {
-    let (deps, rlib) =
-        (toolchain.deps.display().to_string(), toolchain.offload_rlib.display().to_string());
+    let (deps, rlib, blas) = (
+        toolchain.deps.display().to_string(),
+        toolchain.offload_rlib.display().to_string(),
+        toolchain.blas_rlib.display().to_string(),
+    );
     // compiletest splits these flags at whitespace.
     if deps.contains(char::is_whitespace) {
         bail!(
             "the target directory's path has a space ({deps}): compiletest cannot pass it to rustc"
         );
     }
-    Ok(format!("-L dependency={deps} --extern offload={rlib}"))
+    Ok(format!("-L dependency={deps} --extern offload={rlib} --extern offload_blas={blas}"))
 }
 
 /// The `.rs` files of `dir` and its subfolders, but not of `auxiliary` folders (their files are

@@ -1,5 +1,5 @@
-//! What the tests are compiled with: rustc and the `offload` rlib (FileCheck, which checks
-//! them, is `offload_support::toolchain`'s).
+//! What the tests are compiled with: rustc and the `offload` and `offload_blas` rlibs
+//! (FileCheck, which checks them, is `offload_support::toolchain`'s).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -18,6 +18,8 @@ pub(crate) struct Toolchain {
     pub(crate) deps: PathBuf,
     /// The `liboffload-<hash>.rlib` cargo built for this runner, passed as `--extern offload`.
     pub(crate) offload_rlib: PathBuf,
+    /// The `liboffload_blas-<hash>.rlib`, passed as `--extern offload_blas`.
+    pub(crate) blas_rlib: PathBuf,
 }
 
 impl Toolchain {
@@ -32,7 +34,8 @@ impl Toolchain {
         }
         let deps = profile_dir.join("deps");
         let offload_rlib = newest_rlib(&deps, "offload")?;
-        Ok(Toolchain { rustc, profile_dir, deps, offload_rlib })
+        let blas_rlib = newest_rlib(&deps, "offload_blas")?;
+        Ok(Toolchain { rustc, profile_dir, deps, offload_rlib, blas_rlib })
     }
 }
 

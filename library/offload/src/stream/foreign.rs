@@ -1,0 +1,34 @@
+//! Work that code outside the library enqueues on a GPU's stream (a vendor library handed the
+//! stream through `offload::CudaStream`), counted as the library's own launches are: the waits
+//! before a guard's end mapper, `sync`, `update` and a preload then cover it too.
+
+use super::gpus::gpu;
+use super::pending::{MAX_GPUS, count_enqueued};
+use crate::cuda::{CuContext, CuStream};
+use crate::{Error, rt};
+
+/// Runs `enqueue` with the GPU of runtime device `device` (-1: the default) current in its
+/// primary context, handing it the GPU's CUDA ordinal, that context and the library's stream,
+/// and counts whatever it enqueued on the stream as pending. `Ok(None)` without running it for
+/// the host-offload plugin's devices (and GPUs beyond the library's table), which have no
+/// stream: their work is synchronous.
+pub(crate) fn with_stream<R>(
+    device: i64,
+    enqueue: impl FnOnce(usize, CuContext, CuStream) -> R,
+) -> Result<Option<R>, Error> {
+    let id = rt::resolve_device(device)?;
+    let Some(ordinal) = usize::try_from(id).ok().and_then(rt::gpu_ordinal) else {
+        return Ok(None);
+    };
+    if ordinal >= MAX_GPUS {
+        return Ok(None);
+    }
+    let gpu = gpu(ordinal)?;
+    gpu.api.with_context(gpu.context, || {
+        let value = enqueue(ordinal, gpu.context, gpu.stream);
+        // Counted after the work is enqueued, whatever `enqueue` returns: a wait that sees
+        // the count covers all of it.
+        count_enqueued(ordinal);
+        Ok(Some(value))
+    })
+}
