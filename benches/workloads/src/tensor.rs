@@ -4,7 +4,9 @@
 //! Printed as `workload NAME ...` lines in TFLOP/s: `bf16_wmma_tiles` (the anchor's WMMA
 //! algorithm), `bf16_gemm_docs` (docs/KERNELS.md's), and for each kind every tiling tried
 //! (`bf16_gemm_128x128x64s3w4`: block tile, stages and warps) and the best of them
-//! (`bf16_gemm`, `f16_gemm`, `tf32_gemm`, `dgemm`).
+//! (`bf16_gemm`, `f16_gemm`, `tf32_gemm`, `dgemm`). `offload-blas`'s GEMM on the same guards
+//! (`bf16_gemm_blas`, `sgemm_blas`, `dgemm_blas`: cuBLAS on the library's stream) measures what
+//! the wrapper costs against cuBLAS called directly.
 
 use offload::gpu::mma::{Kind, Tf32};
 use offload::{Preload, PreloadMut, bf16, f16, preload, preload_mut};
@@ -81,6 +83,21 @@ macro_rules! gemm {
     }};
 }
 
+/// `offload-blas`'s `c = a * b` over `n x n` guards, named `name`; `one` and `zero` are 1 and 0
+/// of the accumulator.
+fn blas<T: offload_blas::Element>(
+    name: &str,
+    n: usize,
+    (one, zero): (T::Acc, T::Acc),
+) -> (String, Launch<T, T::Acc>) {
+    use offload_blas::{Matrix, MatrixMut};
+    let launch: Launch<T, T::Acc> = Box::new(move |ops, c| {
+        let (a, b) = (Matrix::new(&ops.a, n, n), Matrix::new(&ops.b, n, n));
+        offload_blas::gemm(one, a, b, zero, MatrixMut::new(c, n, n))
+    });
+    (name.to_owned(), launch)
+}
+
 /// Preloads `a` and `b` converted by `convert`, keeping what the kernels see of them.
 fn operands<'a, T: offload::DeviceCopy + Copy>(
     a: &'a [T],
@@ -127,6 +144,8 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
         gemm!(bf16, "bf16", n, (8, 2, 4, 4, 8, 64, 3)),
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("bf16_gemm"), 1e-3)?;
+    let tilings = [blas::<bf16>("bf16_gemm_blas", n, (1.0, 0.0))];
+    ok &= measure(n, reps, &ops, &tilings, None, 1e-3)?;
     drop(ops);
 
     let (a16, b16): (Vec<f16>, Vec<f16>) = (
@@ -147,6 +166,10 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("tf32_gemm"), 1e-2)?;
     drop(ops);
+    let ops = operands(&a, &b, f64::from);
+    let tilings = [blas::<f32>("sgemm_blas", n, (1.0, 0.0))];
+    ok &= measure(n, reps, &ops, &tilings, None, 1e-4)?;
+    drop(ops);
 
     // f64 on the FP64 tensor cores: the products' terms exact, each step a fused
     // multiply-add.
@@ -158,5 +181,7 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
         gemm!(f64, "f64", n, (2, 2, 2, 2, 4, 16, 3)),
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("dgemm"), 1e-12)?;
+    let tilings = [blas::<f64>("dgemm_blas", n, (1.0, 0.0))];
+    ok &= measure(n, reps, &ops, &tilings, None, 1e-12)?;
     Ok(ok)
 }

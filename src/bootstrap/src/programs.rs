@@ -18,6 +18,7 @@ pub(crate) const RUN_SUITE: &[&str] = &[
     "examples/saxpy",
     "examples/jacobi",
     "examples/reduce",
+    "examples/cublas",
     "benches/saxpy",
     "benches/workloads",
 ];

@@ -1,6 +1,6 @@
 //! `x.py bench workloads`: the kernel workloads of benches/workloads (reduce, jacobi, sgemm naive
 //! and tiled, transpose, histogram; reduce, jacobi, the naive and the best DGEMM in f64; the
-//! tensor-core products in bf16, f16 and TF32) beside the anchors `workloads.cu` and
+//! tensor-core products in bf16, f16 and TF32; offload-blas's GEMMs on guards) beside the anchors `workloads.cu` and
 //! `workloads_f64.cu` (CUDA by hand, with CUB and cuBLAS as the ceiling) and `matrix.cu` (WMMA
 //! by hand, cuBLAS on the tensor cores), on an NVIDIA GPU.
 //!
@@ -60,7 +60,7 @@ struct Workload {
     against_library: bool,
 }
 
-const WORKLOADS: [Workload; 15] = [
+const WORKLOADS: [Workload; 18] = [
     Workload {
         name: "reduce (sum)",
         size: "64M f32",
@@ -194,6 +194,35 @@ const WORKLOADS: [Workload; 15] = [
         hand: None,
         library: Some("tf32_cublas"),
         target: 2.0,
+        against_library: true,
+    },
+    Workload {
+        name: "sgemm through offload-blas on guards, against cuBLAS called directly",
+        size: "4096^3 f32",
+        ours: "sgemm_blas",
+        hand: None,
+        library: Some("f32_cublas"),
+        target: 1.02,
+        against_library: true,
+    },
+    Workload {
+        name: "bf16 GEMM through offload-blas on guards, against cuBLAS called directly",
+        size: "4096^3 bf16",
+        ours: "bf16_gemm_blas",
+        hand: None,
+        library: Some("bf16_cublas"),
+        target: 1.02,
+        against_library: true,
+    },
+    Workload {
+        name: "dgemm through offload-blas on guards, against cuBLAS called directly",
+        size: "4096^3 f64",
+        ours: "dgemm_blas",
+        hand: None,
+        // workloads_f64.cu's: the same inputs as ours (matrix.cu's are f32 values widened,
+        // whose products draw less power: its DGEMM runs 2-4% faster on an H200).
+        library: Some("dgemm_cublas"),
+        target: 1.02,
         against_library: true,
     },
 ];
