@@ -1,6 +1,6 @@
 //! Devices: how many the runtime has, their names, and preloads on a chosen one.
 
-use core::ffi::{c_char, c_int};
+use core::ffi::c_int;
 
 use crate::preload::{preload_mut_on, preload_on};
 use crate::{DeviceCopy, Error, Preload, PreloadMut, cuda, rt};
@@ -164,17 +164,5 @@ fn describe(id: usize) -> String {
 
 /// GPU `ordinal`'s name from the CUDA driver, if it has one.
 fn cuda_device_name(ordinal: i32) -> Option<String> {
-    let api = cuda::api()?;
-    let mut device = 0;
-    let mut buf = [0 as c_char; 256];
-    // SAFETY: the driver writes one int and at most `buf.len()` bytes.
-    unsafe {
-        if (api.device_get)(&mut device, ordinal) != 0
-            || (api.device_get_name)(buf.as_mut_ptr(), buf.len() as c_int, device) != 0
-        {
-            return None;
-        }
-        let text = core::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
-        Some(format!("{text} (CUDA)"))
-    }
+    cuda::api()?.device_name(ordinal).map(|name| format!("{name} (CUDA)"))
 }

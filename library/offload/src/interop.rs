@@ -206,12 +206,12 @@ pub struct CudaStream {
 impl CudaStream {
     /// The stream, as the CUDA driver and libraries take it (`CUstream`, `cudaStream_t`).
     pub fn as_raw(&self) -> *mut c_void {
-        self.stream
+        self.stream.cast()
     }
 
     /// The GPU's primary context (`CUcontext`), current while the stream is lent.
     pub fn context(&self) -> *mut c_void {
-        self.context
+        self.context.cast()
     }
 
     /// The GPU's CUDA ordinal (the driver's number: the runtime numbers devices its own way).

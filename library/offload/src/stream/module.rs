@@ -115,7 +115,7 @@ mod tests {
         let image = CudaImage { ptr: cubin.as_ptr(), len: 4, ptx: ptx.as_ptr() };
         let refused =
             || Error::Cuda { call: "cuModuleLoadData", code: 218, message: "invalid PTX" };
-        let module = |bytes: *const u8| bytes.cast_mut().cast::<core::ffi::c_void>();
+        let module = |bytes: *const u8| bytes.cast_mut().cast::<cudarc::driver::sys::CUmod_st>();
         let tried = std::cell::RefCell::new(Vec::new());
         // The driver compiles the PTX: the module is the PTX's, the cubin untouched.
         let driver = |ptx_ok: bool, cubin_ok: bool| {
