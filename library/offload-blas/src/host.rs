@@ -3,7 +3,7 @@
 
 use core::ptr::NonNull;
 
-use crate::Real;
+use crate::element::Real;
 
 /// The `len` elements at host address `addr` (a host-offload device's), for reading.
 ///

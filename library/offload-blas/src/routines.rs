@@ -4,8 +4,9 @@
 use offload::{AsDevicePtr, AsDevicePtrMut, Error};
 
 use crate::check::{self, agree, fits, int};
-use crate::element::{ColumnMajor, Strided};
-use crate::{Element, Matrix, MatrixMut, Real, cublas, host};
+use crate::element::{ColumnMajor, Element, Real, Strided};
+use crate::matrix::{Matrix, MatrixMut};
+use crate::{cublas, host};
 
 /// `C = alpha op(A) op(B) + beta C`: `op(A)` is `m x k` (`A`, or `A.t()`), `op(B)` `k x n`, `C`
 /// `m x n`. Products accumulate in `T::Acc` (`f32` for `bf16` and `f16`, whose `C` is `f32`);
