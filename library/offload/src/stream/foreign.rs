@@ -2,10 +2,10 @@
 //! stream through `offload::CudaStream`), counted as the library's own launches are: the waits
 //! before a guard's end mapper, `sync`, `update` and a preload then cover it too.
 
-use super::gpus::gpu;
-use super::pending::{MAX_GPUS, count_enqueued};
+use super::gpus::device_gpu;
+use super::pending::count_enqueued;
+use crate::Error;
 use crate::cuda::{CuContext, CuStream};
-use crate::{Error, rt};
 
 /// Runs `enqueue` with the GPU of runtime device `device` (-1: the default) current in its
 /// primary context, handing it the GPU's CUDA ordinal, that context and the library's stream,
@@ -16,14 +16,7 @@ pub(crate) fn with_stream<R>(
     device: i64,
     enqueue: impl FnOnce(usize, CuContext, CuStream) -> R,
 ) -> Result<Option<R>, Error> {
-    let id = rt::resolve_device(device)?;
-    let Some(ordinal) = usize::try_from(id).ok().and_then(rt::gpu_ordinal) else {
-        return Ok(None);
-    };
-    if ordinal >= MAX_GPUS {
-        return Ok(None);
-    }
-    let gpu = gpu(ordinal)?;
+    let Some((ordinal, gpu)) = device_gpu(device)? else { return Ok(None) };
     gpu.api.with_context(gpu.context, || {
         let value = enqueue(ordinal, gpu.context, gpu.stream);
         // Counted after the work is enqueued, whatever `enqueue` returns: a wait that sees

@@ -216,6 +216,13 @@ fn beyond_table(ordinal: usize, kernel: &'static str, geometry: &Geometry) -> Re
 pub(crate) fn device_stream(
     device: i64,
 ) -> Result<Option<(&'static Api, CuContext, CuStream)>, Error> {
+    Ok(device_gpu(device)?.map(|(_, gpu)| (gpu.api, gpu.context, gpu.stream)))
+}
+
+/// The GPU of runtime device `device` (-1: the default) and its CUDA ordinal, opened on first
+/// use, where the device is a GPU within the library's table; `None` for the host-offload
+/// plugin's devices and GPUs beyond the table.
+pub(super) fn device_gpu(device: i64) -> Result<Option<(usize, &'static Gpu)>, Error> {
     let id = rt::resolve_device(device)?;
     let Some(ordinal) = usize::try_from(id).ok().and_then(rt::gpu_ordinal) else {
         return Ok(None);
@@ -223,8 +230,7 @@ pub(crate) fn device_stream(
     if ordinal >= MAX_GPUS {
         return Ok(None);
     }
-    let gpu = gpu(ordinal)?;
-    Ok(Some((gpu.api, gpu.context, gpu.stream)))
+    Ok(Some((ordinal, gpu(ordinal)?)))
 }
 
 #[cfg(test)]
