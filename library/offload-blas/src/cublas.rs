@@ -8,9 +8,9 @@ use cudarc::cublas::sys::{self, cublasHandle_t};
 use offload::{CudaStream, Device, Error};
 
 /// What to say where cuBLAS cannot be loaded.
-const MISSING: &str = "libcublas.so.13 (CUDA 13's cuBLAS) was not found: install the CUDA \
-                       toolkit's cuBLAS (libcublas), or add the folder that holds it (such as \
-                       /usr/local/cuda/lib64) to LD_LIBRARY_PATH";
+const MISSING: &str = "cuBLAS was not found on the loader's path (libcublas.so.13, of CUDA \
+                       13): install the CUDA toolkit's cuBLAS, or add the folder that holds it \
+                       (such as /usr/local/cuda/lib64) to LD_LIBRARY_PATH";
 
 /// A cuBLAS handle of one GPU, its stream set to the library's.
 struct Handle {

@@ -10,7 +10,8 @@ use crate::{cublas, host};
 
 /// `C = alpha op(A) op(B) + beta C`: `op(A)` is `m x k` (`A`, or `A.t()`), `op(B)` `k x n`, `C`
 /// `m x n`. Products accumulate in `T::Acc` (`f32` for `bf16` and `f16`, whose `C` is `f32`);
-/// with `beta` 0, `C`'s old values are not read (NaNs there stay out of the result).
+/// with `beta` 0, `C`'s old values are not read (NaNs there stay out of the result). An empty
+/// product (`k` 0) into a `C` that is not empty is refused.
 pub fn gemm<T: Element>(
     alpha: T::Acc,
     a: Matrix<'_, T>,
@@ -26,6 +27,7 @@ pub fn gemm<T: Element>(
     agree(R, "op(A)'s columns and op(B)'s rows", k, kb)?;
     agree(R, "op(A)'s rows and C's", m, c.rows)?;
     agree(R, "op(B)'s columns and C's", n, c.cols)?;
+    empty_inner(R, (m, n), k)?;
     let device = check::same_device(R, &[a.data.device(), b.data.device(), c.data.device()])?;
     // Row-major C = op(A) op(B) is column-major C' = op(B)' op(A)', each matrix's data read as
     // its column-major transpose: B first.
@@ -70,6 +72,21 @@ pub fn gemm<T: Element>(
     Ok(())
 }
 
+/// Refuses a product over an empty inner dimension (`k` 0) with a result that is not empty:
+/// it would only scale the result by `beta`, which cuBLAS skips (BLAS's quick return) and the
+/// CPU's GEMM does, so the two would disagree.
+fn empty_inner(routine: &'static str, (m, n): (usize, usize), k: usize) -> Result<(), Error> {
+    if k == 0 && m > 0 && n > 0 {
+        return Err(check::invalid(
+            routine,
+            "op(A) has no columns: the product is empty, and the result would only be scaled \
+             by beta (scale it with a kernel)"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 /// A matrix's data with its strides as the CPU's GEMM takes them (after `t()`).
 fn strided<T>(m: &Matrix<'_, T>) -> (*const T, isize, isize) {
     let ptr = m.data.addr() as usize as *const T;
@@ -77,7 +94,7 @@ fn strided<T>(m: &Matrix<'_, T>) -> (*const T, isize, isize) {
 }
 
 /// `y = alpha op(A) x + beta y`: `op(A)` is `m x n`, `x` `n` long, `y` `m` long. With `beta` 0,
-/// `y`'s old values are not read.
+/// `y`'s old values are not read. `n` 0 with `m` not is refused, as `gemm`'s empty product.
 pub fn gemv<T: Real>(
     alpha: T,
     a: Matrix<'_, T>,
@@ -91,6 +108,7 @@ pub fn gemv<T: Real>(
     let (m, n) = a.shape();
     agree(R, "op(A)'s columns and x's length", n, x.len())?;
     agree(R, "op(A)'s rows and y's length", m, y.len())?;
+    empty_inner(R, (m, 1), n)?;
     let device = check::same_device(R, &[a.data.device(), x.device(), y.device()])?;
     // A's data read as its column-major transpose: `cols x rows`.
     let dims = (int(R, "A's columns", a.cols)?, int(R, "A's rows", a.rows)?);

@@ -9,6 +9,12 @@
 //! where the library pushes the primary context and pops it after ([`Api::with_context`]), and
 //! its streams and events are owned and destroyed at their drop, where the library's stream
 //! lives as long as the process.
+//!
+//! The bindings are CUDA 13.0's (cudarc's `cuda-13000`, one version for the whole build). Their
+//! `CUresult` is a Rust enum: a later driver returning a code 13.0 does not define would break
+//! its validity, where the old table's `int` could not. The driver's failures for the calls
+//! made here are the long-standing ones (memory, launch, context, not-supported); keep the
+//! version in step with the drivers the library runs on.
 
 use core::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::sync::OnceLock;
@@ -219,9 +225,20 @@ impl Api {
         context: CuContext,
         f: impl FnOnce() -> Result<R, Error>,
     ) -> Result<R, Error> {
+        /// Pops the context pushed when `f` unwinds (a caller's closure may panic).
+        struct PopOnUnwind;
+        impl Drop for PopOnUnwind {
+            fn drop(&mut self) {
+                let mut popped = core::ptr::null_mut();
+                // SAFETY: pops the context pushed below.
+                let _ = unsafe { cu::cuCtxPopCurrent_v2(&mut popped) };
+            }
+        }
         // SAFETY: `context` is a retained primary context, valid for the process.
         self.check("cuCtxPushCurrent", unsafe { cu::cuCtxPushCurrent_v2(context) })?;
+        let unwinding = PopOnUnwind;
         let result = f();
+        core::mem::forget(unwinding);
         let mut popped = core::ptr::null_mut();
         // SAFETY: pops the context pushed above.
         let pop = self.check("cuCtxPopCurrent", unsafe { cu::cuCtxPopCurrent_v2(&mut popped) });

@@ -58,8 +58,9 @@ pub enum Error {
     /// only, as the next: the NVIDIA image has no `String`.)
     #[cfg(not(target_arch = "nvptx64"))]
     InvalidOperands { routine: &'static str, reason: String },
-    /// A vendor library failed, or could not be loaded: the library, the call and what it
-    /// said (or what to install).
+    /// A vendor library failed, or could not be loaded, or the library cannot lend it a GPU's
+    /// stream (`Device::with_cuda_stream`): the library, the call and what it said (or what
+    /// to do).
     #[cfg(not(target_arch = "nvptx64"))]
     Library { library: &'static str, call: &'static str, message: String },
 }

@@ -223,9 +223,10 @@ impl CudaStream {
 impl Device {
     /// Lends this GPU's stream to `enqueue`, with the GPU's primary context current, and counts
     /// the work it enqueues there as the library's own (see [`CudaStream`]); returns what
-    /// `enqueue` returned. `Ok(None)`, without calling `enqueue`, for the host-offload plugin's
-    /// devices: their data is in host memory at [`DevicePtr::addr`], and nothing there runs
-    /// asynchronously.
+    /// `enqueue` returned; what it enqueued is counted even if it panics. `Ok(None)`, without
+    /// calling `enqueue`, for the host-offload plugin's devices: their data is in host memory
+    /// at [`DevicePtr::addr`], and nothing there runs asynchronously. [`Error::Library`] for a
+    /// GPU of CUDA ordinal 64 or above, where the library has no stream.
     pub fn with_cuda_stream<R>(
         &self,
         enqueue: impl FnOnce(&CudaStream) -> R,

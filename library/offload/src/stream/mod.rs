@@ -5,7 +5,9 @@
 //! Soundness rests on three facts (docs/GUIDE.md's "Asynchronous launches" has the whole argument):
 //! 1. only present data (`Preload`/`PreloadMut` and their ranges) and scalars reach an
 //!    asynchronous kernel (`PresentArg`), so a kernel touches device memory only, and only
-//!    memory that a guard keeps mapped;
+//!    memory that a guard keeps mapped; the same holds of the work a vendor library enqueues
+//!    on a lent stream (`foreign`: on live guards' `DevicePtr`s, per `CudaStream`'s contract),
+//!    which is counted as a launch is, also when the closure that enqueues it unwinds;
 //! 2. every library entry point that makes libomptarget touch a device first waits for that
 //!    device's stream when a kernel may still run there ([`synchronize_pending`]): the end mapper
 //!    of a guard's Drop, `sync`, `update`, a preload and a synchronous launch never overlap our

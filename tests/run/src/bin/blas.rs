@@ -1,10 +1,11 @@
 //! `offload-blas` on preloaded data, in order with `launch_async!` kernels on the same guards:
-//! GEMM (plain, transposed, a tile inside a wider matrix), GEMV (plain and transposed), AXPY,
+//! GEMM (plain, from A's and B's transposes, a tile inside a wider matrix, into a tile of a
+//! wider result), GEMV (plain and transposed), AXPY,
 //! DOT and NRM2 in f32 and f64, and GEMM of bf16 and f16 into f32, each against the CPU in f64.
 //! On a GPU the routines are cuBLAS's on the library's stream; on the host-offload plugin the
 //! CPU's. Operands the routines refuse leave the data as it was. The routines copy nothing:
-//! the copies are the preloads' (11 in, 5 back, per real type; 4 in, 1 back, per 16-bit type).
-//@ run: => h2d=30 d2h=12
+//! the copies are the preloads' (13 in, 6 back, per real type; 4 in, 1 back, per 16-bit type).
+//@ run: => h2d=34 d2h=14
 
 #[allow(dead_code)]
 #[path = "../kernels.rs"]
@@ -71,6 +72,7 @@ macro_rules! real_case {
         // A stored transposed (`k x m`), and A as the left `m x k` of an `m x wide` matrix,
         // the tile starting 3 elements in.
         let at: Vec<$t> = (0..k * m).map(|q| a[(q % m) * k + q / m]).collect();
+        let bt: Vec<$t> = (0..n * k).map(|q| b[(q % k) * n + q / k]).collect();
         let mut a_wide = vec![<$t>::NAN; 3 + m * wide];
         for i in 0..m {
             a_wide[3 + i * wide..3 + i * wide + k].copy_from_slice(&a[i * k..(i + 1) * k]);
@@ -79,13 +81,16 @@ macro_rules! real_case {
         let mut c: Vec<$t> = c64.iter().map(|&v| v as $t).collect();
         let mut c2 = vec![<$t>::NAN; m * n];
         let mut c3 = vec![<$t>::NAN; m * n];
+        // C as the left `m x n` of an `m x (n + 3)` matrix: the 3 columns past it stay NaN.
+        let mut c4 = vec![<$t>::NAN; m * (n + 3)];
         let x: Vec<$t> = x64.iter().map(|&v| v as $t).collect();
         let mut y: Vec<$t> = y64.iter().map(|&v| v as $t).collect();
         let mut z = vec![<$t>::NAN; k];
-        let (dot_xx, norm_x);
+        let (dot_xx, dot_xz, norm_x);
         {
             let (ga, gb, gat, gwide) =
                 (preload(&a[..]), preload(&b[..]), preload(&at[..]), preload(&a_wide[..]));
+            let gbt = preload(&bt[..]);
             let (gones, gx) = (preload(&ones[..]), preload(&x[..]));
             let mut gc = preload_mut(&mut c[..]);
             let blocks = (m * n).div_ceil(128) as u32;
@@ -117,15 +122,43 @@ macro_rules! real_case {
                 0.0,
                 MatrixMut::new(&mut gc3, m, n),
             )?;
-            // Refused: the shapes do not agree, the tile does not fit. Nothing runs.
+            // From B's transpose, into a tile of a wider C.
+            let mut gc4 = preload_mut(&mut c4[..]);
+            gemm(
+                1.0,
+                Matrix::new(&ga, m, k),
+                Matrix::new(&gbt, n, k).t(),
+                0.0,
+                MatrixMut::with_ld(&mut gc4, m, n, n + 3),
+            )?;
+            // Refused: the shapes do not agree, the tile does not fit, an empty product into a
+            // C that is not empty. Nothing runs; an empty C is nothing to do.
             let e = gemm(
                 1.0,
                 Matrix::new(&ga, m, k),
-                Matrix::new(&gb, k + 1, n - 1),
+                Matrix::new(&gb, n, k),
                 0.0,
-                MatrixMut::new(&mut gc3, m, n - 1),
+                MatrixMut::new(&mut gc3, m, k),
             );
             assert!(matches!(e, Err(Error::InvalidOperands { routine: "gemm", .. })), "{e:?}");
+            assert!(e.is_err_and(|e| {
+                e.to_string().contains("op(A)'s columns and op(B)'s rows: 29 against 41")
+            }));
+            let e = gemm(
+                1.0,
+                Matrix::with_ld(&ga, m, 0, 1),
+                Matrix::with_ld(&gb, 0, n, n),
+                0.0,
+                MatrixMut::new(&mut gc3, m, n),
+            );
+            assert!(e.is_err_and(|e| e.to_string().contains("op(A) has no columns")));
+            gemm(
+                1.0,
+                Matrix::new(&ga, 0, k),
+                Matrix::new(&gb, k, n),
+                0.0,
+                MatrixMut::new(&mut gc3, 0, n),
+            )?;
             let e = gemm(
                 1.0,
                 Matrix::with_ld(&tile, m, k, wide + 1),
@@ -137,7 +170,7 @@ macro_rules! real_case {
                 e.is_err_and(|e| e.to_string().contains("which needs")),
                 "a tile past the data"
             );
-            // y = a x - y (a kernel on x before, as its input), then z = a' y.
+            // y = a x - y, then z = a' y.
             let mut gy = preload_mut(&mut y[..]);
             gemv(1.0, Matrix::new(&ga, m, k), &gx, -1.0, &mut gy)?;
             let mut gz = preload_mut(&mut z[..]);
@@ -146,10 +179,13 @@ macro_rules! real_case {
             assert!(e.is_err_and(|e| {
                 e.to_string().contains("op(A)'s columns and x's length: 29 against 37")
             }));
+            let e = gemv(1.0, Matrix::with_ld(&ga, m, 0, 1), &gx.slice(..0), 0.0, &mut gy);
+            assert!(e.is_err_and(|e| e.to_string().contains("op(A) has no columns")));
             // y += 2 c[..m] (a range of another guard), after the kernels and routines before it.
             let c_head = gc.slice(..m);
             axpy(2.0, &c_head, &mut gy)?;
             dot_xx = dot(&gx, &gx)?;
+            dot_xz = dot(&gx, &gz)?;
             norm_x = nrm2(&gx)?;
             assert!(dot(&gx, &gy).is_err(), "lengths 29 and 37");
         }
@@ -211,6 +247,14 @@ macro_rules! real_case {
         let xx: f64 = x.iter().map(|&v| v as f64 * v as f64).sum();
         close(concat!(stringify!($t), " dot"), [dot_xx as f64], &[xx], tolerance);
         close(concat!(stringify!($t), " nrm2"), [norm_x as f64], &[xx.sqrt()], tolerance);
+        let xz: f64 = x.iter().zip(&z).map(|(&x, &z)| x as f64 * z as f64).sum();
+        close(concat!(stringify!($t), " dot of x and z"), [dot_xz as f64], &[xz], tolerance);
+        let tile: Vec<f64> = (0..m * n).map(|q| c4[q / n * (n + 3) + q % n] as f64).collect();
+        close(concat!(stringify!($t), " c from b' into a tile"), tile, &ab, tolerance);
+        let outside = (0..m).flat_map(|i| (n..n + 3).map(move |j| (i, j)));
+        for (i, j) in outside {
+            assert!(c4[i * (n + 3) + j].is_nan(), "c4[{i}][{j}] written, outside the tile");
+        }
         println!("ok: {} gemm, gemv, axpy, dot, nrm2", stringify!($t));
     }};
 }
