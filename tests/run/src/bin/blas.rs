@@ -7,25 +7,15 @@
 //! the copies are the preloads' (13 in, 6 back, per real type; 4 in, 1 back, per 16-bit type).
 //@ run: => h2d=34 d2h=14
 
+#[path = "../inputs.rs"]
+mod inputs;
 #[allow(dead_code)]
 #[path = "../kernels.rs"]
 mod kernels;
 
+use inputs::values;
 use offload::{Error, bf16, f16, preload, preload_mut};
 use offload_blas::{Matrix, MatrixMut, axpy, dot, gemm, gemv, nrm2};
-
-/// Values in -1..1 from a fixed xorshift sequence.
-fn values(seed: u64, len: usize) -> Vec<f64> {
-    let mut x = seed;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 52) as f64 * 2.0 - 1.0
-        })
-        .collect()
-}
 
 /// `alpha a b + beta c` in f64: `a` is `m x k` (element `(i, p)` at `a(i, p)`), `b` `k x n`.
 fn product(

@@ -8,27 +8,17 @@
 //@ run: => h2d=24 d2h=8
 //@ run: => h2d=24 d2h=8 env=OFFLOAD_HOST_THREADS=3
 
+#[path = "../inputs.rs"]
+mod inputs;
 #[allow(dead_code)]
 #[path = "../kernels.rs"]
 mod kernels;
 
+use inputs::values;
 use offload::gpu::mma::Tf32;
 use offload::{bf16, f16};
 
 const N: usize = 64;
-
-/// Inputs in -1..1, of every pattern of low bits: a fixed xorshift sequence.
-fn inputs(seed: u64) -> Vec<f64> {
-    let mut x = seed;
-    (0..N * N)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 52) as f64 * 2.0 - 1.0
-        })
-        .collect()
-}
 
 /// `f32` rounded to TF32 as the tensor cores' `cvt.rna.tf32.f32` does.
 fn tf32(x: f32) -> f64 {
@@ -53,8 +43,10 @@ fn case<T: Copy>(
     seen: impl Fn(T) -> f64,
     tolerance: f64,
 ) -> Case<T> {
-    let (a, b): (Vec<T>, Vec<T>) =
-        (inputs(1).into_iter().map(&make).collect(), inputs(2).into_iter().map(&make).collect());
+    let (a, b): (Vec<T>, Vec<T>) = (
+        values(1, N * N).into_iter().map(&make).collect(),
+        values(2, N * N).into_iter().map(&make).collect(),
+    );
     let (a_seen, b_seen) =
         (a.iter().map(|&x| seen(x)).collect(), b.iter().map(|&x| seen(x)).collect());
     Case { name, a, b, a_seen, b_seen, tolerance }
