@@ -62,11 +62,15 @@ pub(crate) struct Options {
 
 /// A problem size of `--sizes`: a count of f32, or of 2^20 of them with `M` (`16M`).
 pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
-    let (digits, unit) = match text.strip_suffix(['M', 'm']) {
-        Some(digits) => (digits, 1u64 << 20),
-        None => (text, 1),
+    let (digits, unit) = if let Some(digits) = text.strip_suffix(['M', 'm']) {
+        (digits, 1u64 << 20)
+    } else if let Some(digits) = text.strip_suffix(['K', 'k']) {
+        (digits, 1 << 10)
+    } else {
+        (text, 1)
     };
-    let count: u64 = digits.parse().map_err(|_| format!("`{text}` is not a size (4096, 16M)"))?;
+    let count: u64 =
+        digits.parse().map_err(|_| format!("`{text}` is not a size (4096, 64K, 16M)"))?;
     match count.checked_mul(unit) {
         Some(n) if n > 0 => Ok(n),
         _ => Err(format!("`{text}`: a size is at least 1 and fits in 64 bits")),
@@ -364,7 +368,9 @@ mod tests {
         assert!(asked.iter().all(|m| (m.k, m.launches, m.pairs) == (50, 1000, 10000)));
         assert_eq!(parse_size("16M"), Ok(16 << 20));
         assert_eq!(parse_size("65536"), Ok(65536));
-        for bad in ["0", "0M", "-1", "1.5M", "M", "", "99999999999999M"] {
+        assert_eq!(parse_size("64K"), Ok(65536));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        for bad in ["0", "0M", "-1", "1.5M", "M", "K", "1KM", "", "99999999999999M"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
     }

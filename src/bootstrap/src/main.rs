@@ -89,7 +89,7 @@ enum Command {
         /// Where the report goes (default: build/bench, build/bench-workloads, build/bench-build).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// The problem sizes of `bench saxpy`, f32 per array (M = 2^20): e.g. 4096,1M,16M
+        /// The problem sizes of `bench saxpy`, f32 per array (K = 2^10, M = 2^20): e.g. 4096,64K,16M
         /// [default: 64M,4096]
         #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = bench::parse_size)]
         sizes: Vec<u64>,
@@ -204,7 +204,11 @@ mod tests {
             Command::Bench { ref sizes, .. } if *sizes == [4096, 1 << 20, 16 << 20]
         ));
         assert!(parse("x bench --sizes 0").is_err());
-        assert!(parse("x bench --sizes 4k").is_err());
+        assert!(matches!(
+            parse("x bench --sizes 64K,4k").unwrap().command,
+            Command::Bench { ref sizes, .. } if *sizes == [65536, 4096]
+        ));
+        assert!(parse("x bench --sizes 4G").is_err());
         assert!(matches!(
             parse("x bench").unwrap().command,
             Command::Bench { bench: bench::Bench::Saxpy, reps: 5, .. }
