@@ -2,7 +2,7 @@
 //! `__offload_shared_memory()` become the generic address of an `addrspace(3)` window, so that
 //! LLVM's address-space inference gives every access through `offload::gpu::shared` the shared
 //! state space (`ld.shared`, `st.shared`, `atom.shared`), and knows the window's alignment
-//! (16: four aligned `f32`s are one vector load). A generic access tests the window at run
+//! (1024: four aligned `f32`s are one vector load, and `wgmma`'s tiles find their swizzle). A generic access tests the window at run
 //! time, and a generic atomic on shared memory is several times slower.
 
 use anyhow::{Result, anyhow, bail};
@@ -12,8 +12,11 @@ use inkwell::module::{Linkage, Module};
 use inkwell::values::{AnyValueEnum, BasicValue as _, InstructionOpcode};
 use offload_abi::nvptx::SHARED_MEMORY_FN;
 
-/// The block's dynamic shared memory, as PTX names it: `.extern .shared .align 16 .b8 NAME[]`.
+/// The block's dynamic shared memory, as PTX names it: `.extern .shared .align 1024 .b8 NAME[]`.
 const SHARED_MEMORY_GLOBAL: &str = "__offload_shared";
+/// The window's alignment: 1024 bytes, where the 128-byte swizzle of `wgmma`'s tiles repeats
+/// (the shared memory a launch gives starts there on NVIDIA GPUs).
+const WINDOW_ALIGN: u32 = 1024;
 /// PTX's address space of a block's shared memory.
 const SHARED: u16 = 3;
 
@@ -30,7 +33,7 @@ pub(super) fn define_shared_memory<'ctx>(cx: &'ctx Context, module: &Module<'ctx
         SHARED_MEMORY_GLOBAL,
     );
     window.set_linkage(Linkage::External);
-    window.set_alignment(16);
+    window.set_alignment(WINDOW_ALIGN);
     let generic =
         window.as_pointer_value().const_address_space_cast(cx.ptr_type(AddressSpace::default()));
     let calls: Vec<_> = f

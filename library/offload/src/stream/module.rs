@@ -29,6 +29,20 @@ impl CudaImage {
         // program.
         (!self.ptx.is_null()).then(|| unsafe { core::ffi::CStr::from_ptr(self.ptx) })
     }
+
+    /// Whether the PTX is for an arch-specific target (`.target sm_90a`): its cubin is then a
+    /// stub whose functions trap (what libomptarget 19 registers), and the kernels run from
+    /// the PTX alone.
+    pub fn arch_specific(&self) -> bool {
+        self.ptx().is_some_and(|ptx| arch_specific_target(ptx.to_bytes()))
+    }
+}
+
+/// Whether the `.target` directive of `ptx` names an arch-specific target (`sm_90a`).
+fn arch_specific_target(ptx: &[u8]) -> bool {
+    let line = ptx.split(|&b| b == b'\n').find(|line| line.starts_with(b".target "));
+    line.and_then(|line| line[8..].split(|&b| b == b',' || b.is_ascii_whitespace()).next())
+        .is_some_and(|target| target.starts_with(b"sm_") && target.ends_with(b"a"))
 }
 
 /// What the library's CUDA module of a GPU is loaded from.
@@ -68,7 +82,8 @@ fn preferred_source() -> ModuleSource {
 /// Loads the library's CUDA module of the current context: from the PTX, or from the cubin
 /// where the program embeds no PTX, `OFFLOAD_CUDA_MODULE=cubin` asks for it, or the driver
 /// cannot compile the PTX (a driver older than the PTX's version, say), which is said once on
-/// stderr. The cubin's error is the one returned.
+/// stderr. The cubin's error is the one returned. An arch-specific image (sm_90a) loads from
+/// its PTX alone: its cubin's functions trap.
 ///
 /// # Safety
 /// `image` must be the lowering's complete cubin and NUL-terminated PTX (or null PTX); a
@@ -87,6 +102,18 @@ fn load_preferring(
     preferred: ModuleSource,
     load: impl Fn(*const u8) -> Result<CuModule, Error>,
 ) -> Result<(CuModule, ModuleSource), Error> {
+    if image.arch_specific() {
+        if preferred == ModuleSource::Cubin {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!(
+                    "offload: warning: OFFLOAD_CUDA_MODULE=cubin, but the program's image is for \
+                     an arch-specific GPU (sm_90a): its kernels run from the PTX"
+                )
+            });
+        }
+        return Ok((load(image.ptx.cast())?, ModuleSource::Ptx));
+    }
     if !image.ptx.is_null() && preferred == ModuleSource::Ptx {
         match load(image.ptx.cast()) {
             Ok(module) => return Ok((module, ModuleSource::Ptx)),
@@ -145,5 +172,35 @@ mod tests {
         let no_ptx = CudaImage { ptx: core::ptr::null(), ..image };
         let got = load_preferring(&no_ptx, ModuleSource::Ptx, driver(true, true)).unwrap();
         assert_eq!((got.1, tried.take()), (ModuleSource::Cubin, vec!["cubin"]));
+    }
+
+    #[test]
+    fn an_arch_specific_image_loads_from_its_ptx_alone() {
+        let (cubin, ptx) = ([0x7fu8, b'E', b'L', b'F'], c"//\n.version 8.0\n.target sm_90a\n");
+        let image = CudaImage { ptr: cubin.as_ptr(), len: 4, ptx: ptx.as_ptr() };
+        assert!(image.arch_specific());
+        let tried = std::cell::RefCell::new(Vec::new());
+        let driver = |ok: bool| {
+            let tried = &tried;
+            move |bytes: *const u8| {
+                tried.borrow_mut().push(bytes == ptx.as_ptr().cast());
+                if ok {
+                    Ok(bytes.cast_mut().cast::<cudarc::driver::sys::CUmod_st>())
+                } else {
+                    Err(Error::Cuda { call: "cuModuleLoadData", code: 218, message: "invalid PTX" })
+                }
+            }
+        };
+        for preferred in [ModuleSource::Ptx, ModuleSource::Cubin] {
+            let got = load_preferring(&image, preferred, driver(true)).unwrap();
+            assert_eq!((got.1, tried.take()), (ModuleSource::Ptx, vec![true]));
+        }
+        // The driver cannot compile it: its error, and never the stub.
+        assert!(load_preferring(&image, ModuleSource::Ptx, driver(false)).is_err());
+        assert_eq!(tried.take(), vec![true]);
+        for plain in [c".version 7.8\n.target sm_90\n", c".target sm_90, debug\n", c""] {
+            assert!(!CudaImage { ptx: plain.as_ptr(), ..image }.arch_specific());
+        }
+        assert!(CudaImage { ptx: c".target sm_100a, debug".as_ptr(), ..image }.arch_specific());
     }
 }

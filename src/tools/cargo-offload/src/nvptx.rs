@@ -8,7 +8,8 @@
 //!   -> offload-ld nvptx  the device stage (shared memory, small-loop unrolling, kernel
 //!                    options), optimised again and compiled to <crate>.ptx
 //!   -> PTX checks    .target, one .entry per kernel, no .extern .func
-//!   -> ptxas         -arch=<cpu> -o <crate>.cubin <crate>.ptx
+//!   -> ptxas         -arch=<cpu> -o <crate>.cubin <crate>.ptx (for sm_90a: a stub of it for
+//!                    sm_90 whose functions trap; the library runs the kernels from the PTX)
 //!   -> cubin check   ELF64, EM_CUDA, ABI version 7 (what libomptarget 19 loads), the SM
 //! ```
 
@@ -22,6 +23,7 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use offload_support::toolchain;
 
 pub(crate) use self::ptx::check_ptx;
+use self::ptx::{arch_specific, registration_stub};
 pub(crate) use self::ptxas::{find_ptxas, install_ptxas, ptxas_version};
 use crate::Config;
 use crate::command::{Cmd, Runner};
@@ -249,8 +251,15 @@ pub(crate) fn build_nvptx_image(
         check_ptx(&text, cpu, &kernels).with_context(|| format!("checking {}", ptx.display()))?;
     }
 
-    // 6. The cubin, again where the PTX or the assembler changed.
-    let assemble = Cmd::new(&ptxas).arg(format!("-arch={cpu}")).arg("-o").arg(&cubin).arg(&ptx);
+    // 6. The cubin, again where the PTX or the assembler changed: of an arch-specific image
+    //    (sm_90a), the stub libomptarget registers, its kernels running from the PTX.
+    let (assembled, arch) = if arch_specific(cpu) {
+        (ptx.with_extension("stub.ptx"), cpu.trim_end_matches('a'))
+    } else {
+        (ptx.clone(), cpu)
+    };
+    let assemble =
+        Cmd::new(&ptxas).arg(format!("-arch={arch}")).arg("-o").arg(&cubin).arg(&assembled);
     let stamp = cubin.with_extension("cubin.by");
     // The assembler by path, size and modification time: one upgraded in place counts as new.
     let by = format!("{} -arch={cpu}", file_state(&ptxas));
@@ -263,6 +272,12 @@ pub(crate) fn build_nvptx_image(
         if !dry_run {
             remove_stale(&cubin)?;
             remove_stale(&stamp)?;
+            if assembled != ptx {
+                let text = std::fs::read_to_string(&ptx)
+                    .with_context(|| format!("reading {}", ptx.display()))?;
+                std::fs::write(&assembled, registration_stub(&text, cpu))
+                    .with_context(|| format!("writing {}", assembled.display()))?;
+            }
         }
         config.runner.run("ptxas", &assemble)?;
         if !dry_run {
@@ -285,6 +300,9 @@ pub(crate) fn build_nvptx_image(
         outputs: image_crate_files(&dir),
     };
     made.outputs.extend([bitcode, settings, ptx, lowered_stamp, stamp]);
+    if arch_specific(cpu) {
+        made.outputs.push(assembled);
+    }
     // The sysroot: its stamp, its folder of libraries (whose time changes with what it holds)
     // and each library.
     made.tools.extend(sysroot.parent().map(|d| d.join("stamp")));

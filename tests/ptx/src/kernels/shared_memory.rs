@@ -5,7 +5,7 @@
 
 use offload::gpu::{self, shared, shared_array};
 
-// CHECK: .extern .shared .align 16 .b8 __offload_shared[];
+// CHECK: .extern .shared .align 1024 .b8 __offload_shared[];
 
 // CHECK-LABEL: .entry shared_counts(
 // CHECK: atom.shared.add.u32

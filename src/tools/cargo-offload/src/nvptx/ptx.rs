@@ -1,6 +1,11 @@
 //! What the PTX module must hold before ptxas sees it: the target CPU, an ISA ptxas 11.8 reads,
 //! one `.entry` per kernel of the x86_64 image, and no calls of functions defined elsewhere (`.extern .func`),
 //! since there is no device linker after ptxas.
+//!
+//! An arch-specific target (`sm_90a`: Hopper's `wgmma` and `setmaxnreg`) needs an ISA ptxas
+//! 11.8 does not read. Its kernels run from the PTX, which the CUDA driver compiles; the cubin
+//! libomptarget 19 registers is then assembled from [`registration_stub`], the same module
+//! with every function's body a `trap`.
 
 use anyhow::{Result, bail};
 use offload_support::ptx::summarize;
@@ -17,6 +22,7 @@ pub(crate) fn check_ptx(ptx: &str, target_cpu: &str, kernels: &[String]) -> Resu
     }
     match s.version {
         None => bail!("the PTX has no .version directive"),
+        Some(_) if arch_specific(target_cpu) => {}
         Some(v) if v > MAX_PTX_ISA => bail!(
             "the PTX is ISA {}.{}, newer than ptxas 11.8 reads ({}.{}); {target_cpu} needs it, so pick an older target cpu (sm_90 or below)",
             v.0,
@@ -49,6 +55,50 @@ pub(crate) fn check_ptx(ptx: &str, target_cpu: &str, kernels: &[String]) -> Resu
         );
     }
     Ok(())
+}
+
+/// Whether `cpu` names an arch-specific target (`sm_90a`), whose PTX only the driver compiles.
+pub(crate) fn arch_specific(cpu: &str) -> bool {
+    cpu.starts_with("sm_") && cpu.ends_with('a')
+}
+
+/// The module libomptarget 19 registers for an arch-specific image: `ptx` for the family's
+/// plain target (`sm_90` for `sm_90a`) at the ISA ptxas 11.8 reads, each function's body (from
+/// a `{` alone on its line, as LLVM writes it, to the `}` that closes it) a `trap`. It defines the same
+/// kernels, device functions and globals, so the runtime finds every entry it looks up; no
+/// kernel runs from it (the library refuses to load it for launches).
+pub(crate) fn registration_stub(ptx: &str, cpu: &str) -> String {
+    let plain = cpu.trim_end_matches('a');
+    let mut out = String::with_capacity(ptx.len() / 4);
+    // Braces open inside the body: scopes and inline assembly's, each on lines of its own or
+    // balanced on one (vector operands).
+    let mut depth = 0usize;
+    for line in ptx.lines() {
+        if depth > 0 {
+            let code = line.split("//").next().unwrap_or_default();
+            depth += code.matches('{').count();
+            depth = depth.saturating_sub(code.matches('}').count());
+            if depth == 0 {
+                out.push_str("}\n");
+            }
+            continue;
+        }
+        match line {
+            "{" => {
+                depth = 1;
+                out.push_str("{\n\ttrap;\n");
+            }
+            _ if line.starts_with(".version ") => {
+                out.push_str(&format!(".version {}.{}\n", MAX_PTX_ISA.0, MAX_PTX_ISA.1));
+            }
+            _ if line.starts_with(".target ") => out.push_str(&format!(".target {plain}\n")),
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 fn list(names: &[String]) -> String {
@@ -108,6 +158,23 @@ mod tests {
             ])
         );
         assert!(s.extern_funcs.is_empty());
+    }
+
+    #[test]
+    fn an_arch_specific_module_registers_through_a_stub() {
+        let ptx = SAXPY
+            .replace(".version 7.8", ".version 8.0")
+            .replace("sm_90\n", "sm_90a\n")
+            .replace("\tret;\n", "\t// begin inline asm\n{\n.reg .pred p;\nwgmma {%f1, %f2}, p;\n}\n\tret;\n\t{ // }\n\t}\n");
+        check_ptx(&ptx, "sm_90a", &names(&["saxpy"])).unwrap();
+        assert!(check_ptx(&ptx.replace("sm_90a\n", "sm_90\n"), "sm_90", &[]).is_err());
+        let stub = registration_stub(&ptx, "sm_90a");
+        let s = summarize(&stub);
+        assert_eq!((s.version, s.target.as_deref()), (Some(MAX_PTX_ISA), Some("sm_90")));
+        assert_eq!((s.entries, s.funcs), (summarize(SAXPY).entries, summarize(SAXPY).funcs));
+        assert!(stub.contains("saxpy_param_1\n)\n{\n\ttrap;\n}\n"), "{stub}");
+        assert!(!stub.contains("ret;") && !stub.contains("exit;"), "{stub}");
+        assert!(arch_specific("sm_90a") && !arch_specific("sm_90") && !arch_specific("gfx90a"));
     }
 
     #[test]
