@@ -18,6 +18,7 @@ pub mod mma;
 mod shared_matrix;
 mod vector;
 pub mod warp;
+pub mod wgmma;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) use block_shared::imp as shared_imp;

@@ -11,7 +11,7 @@ use std::process::Command;
 use anyhow::{Context as _, Result, bail};
 
 use crate::config::Config;
-use crate::programs::{self, Flavor, RUN_SUITE};
+use crate::programs::{self, Flavor, RUN_SUITE, SM90A_PACKAGE};
 use crate::shell;
 use crate::tools::Tools;
 
@@ -57,6 +57,13 @@ pub(crate) fn bundle(
             }
         }
         copy(root, &root.join(package).join("Cargo.toml"), &out)?;
+    }
+    let sm90a = root.join(SM90A_PACKAGE);
+    programs::build(root, tools, config, &sm90a, Flavor::Sm90a)?;
+    for program in programs::programs(root, &sm90a, Flavor::Sm90a)? {
+        if program.sm90a {
+            copy(root, &program.binary, &out)?;
+        }
     }
     // The benchmarks and their anchors, for `./run-on-gpu.sh bench`.
     benchmarks(&out)?;

@@ -12,6 +12,9 @@ use crate::sanitize::Sanitizer;
 use crate::shell;
 use crate::tools::Tools;
 
+/// The package of the programs the gpu suite also runs built for sm_90a (`//@ sm90a`).
+pub(crate) const SM90A_PACKAGE: &str = "tests/run";
+
 /// Packages whose programs the run suite runs.
 pub(crate) const RUN_SUITE: &[&str] = &[
     "tests/run",
@@ -51,6 +54,9 @@ pub(crate) struct Program {
     /// `//@ sanitize-expects: CALL` lines: driver calls it makes fail on purpose, whose
     /// compute-sanitizer reports are expected.
     pub(crate) sanitize_expects: Vec<String>,
+    /// A `//@ sm90a` line: its kernels differ on sm_90a (`wgmma`), so the gpu suite also runs
+    /// it built for sm_90a.
+    pub(crate) sm90a: bool,
 }
 
 /// Which images the programs embed, and so where they can run.
@@ -64,13 +70,16 @@ pub(crate) enum Flavor {
     /// The host-offload image alone, the program, its dependencies and the standard library
     /// built with ThreadSanitizer (the tsan suite).
     Tsan,
+    /// The NVIDIA image alone, for sm_90a whatever the configuration says: kernels on Hopper's
+    /// `wgmma` (the benchmark's workloads, the ptx suite's arch-specific checks).
+    Sm90a,
 }
 
 impl Flavor {
     fn devices(self) -> &'static str {
         match self {
             Flavor::Portable => "auto",
-            Flavor::GpuOnly => "cuda",
+            Flavor::GpuOnly | Flavor::Sm90a => "cuda",
             Flavor::Tsan => "host",
         }
     }
@@ -81,7 +90,13 @@ impl Flavor {
             Flavor::Portable => "target/programs",
             Flavor::GpuOnly => "target/programs-gpu",
             Flavor::Tsan => "target/programs-tsan",
+            Flavor::Sm90a => "target/programs-sm90a",
         })
+    }
+
+    /// The GPU architecture of its NVIDIA image.
+    fn target_cpu(self, config: &Config) -> &str {
+        if self == Flavor::Sm90a { "sm_90a" } else { &config.nvptx.target_cpu }
     }
 
     /// Where the binaries land.
@@ -91,13 +106,13 @@ impl Flavor {
 }
 
 /// The options of `cargo offload build` that `x.py`'s configuration sets: the ABI, the GPU
-/// architecture, the runtime's folder and, where configured, ptxas.
-pub(crate) fn config_args(config: &Config) -> Vec<OsString> {
+/// architecture (`cpu`), the runtime's folder and, where configured, ptxas.
+pub(crate) fn config_args(config: &Config, cpu: &str) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec![
         "--abi".into(),
         (&config.runtime.abi).into(),
         "--target-cpu".into(),
-        (&config.nvptx.target_cpu).into(),
+        cpu.into(),
         "--runtime-dir".into(),
         config.runtime.dir.clone().into(),
     ];
@@ -120,7 +135,7 @@ pub(crate) fn build(
         .arg("--manifest-path")
         .arg(package.join("Cargo.toml"))
         .args(["--devices", flavor.devices()])
-        .args(config_args(config))
+        .args(config_args(config, flavor.target_cpu(config)))
         .env("CARGO_TARGET_DIR", flavor.target_dir(root));
     if flavor == Flavor::Tsan {
         // The standard library is rebuilt instrumented (from rust-src), or ThreadSanitizer
@@ -161,7 +176,7 @@ pub(crate) fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Ve
             let runs = parse_runs(&text).with_context(|| format!("in {}", source.display()))?;
             let marked = |marker: &str| text.lines().any(|l| l.trim() == marker);
             let (tsan, host_offload) = (marked("//@ tsan"), marked("//@ host-offload"));
-            let children_fault = marked("//@ children-fault");
+            let (children_fault, sm90a) = (marked("//@ children-fault"), marked("//@ sm90a"));
             let sanitize_expects = text
                 .lines()
                 .filter_map(|l| l.trim().strip_prefix("//@ sanitize-expects:"))
@@ -175,6 +190,7 @@ pub(crate) fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Ve
                 host_offload,
                 children_fault,
                 sanitize_expects,
+                sm90a,
             })
         })
         .collect()

@@ -15,7 +15,7 @@ use anyhow::{Result, bail};
 use offload_support::toolchain;
 
 use crate::config::Config;
-use crate::programs::{self, Flavor, RUN_SUITE};
+use crate::programs::{self, Flavor, RUN_SUITE, SM90A_PACKAGE};
 use crate::sanitize::{self, Sanitizer, Tool};
 use crate::tools::Tools;
 use crate::{install, shell};
@@ -154,13 +154,17 @@ fn compiletest(
     shell::runner().run(&format!("{dir} ({mode})"), &mut cmd)
 }
 
-/// The ptx suite: tests/ptx built for NVIDIA GPUs (here: no GPU needed), its PTX checked by
-/// compiletest against each scenario file of its kernels.
+/// The ptx suite: tests/ptx built for NVIDIA GPUs (here: no GPU needed), for the configured
+/// GPU and for sm_90a, its PTX checked by compiletest against each scenario file of its
+/// kernels.
 fn ptx_suite(root: &Path, config: &Config, tools: &Tools, filter: Option<&str>) -> Result<()> {
     programs::build(root, tools, config, &root.join(PTX_SUITE), Flavor::GpuOnly)?;
+    programs::build(root, tools, config, &root.join(PTX_SUITE), Flavor::Sm90a)?;
     let ptx = Flavor::GpuOnly.target_dir(root).join(PTX_IMAGE);
+    let ptx_sm90a = Flavor::Sm90a.target_dir(root).join(PTX_IMAGE);
     let mut cmd = Command::new(&tools.compiletest);
-    cmd.current_dir(root).arg(PTX_SUITE).arg("--ptx").arg(&ptx).args(filter);
+    cmd.current_dir(root).arg(PTX_SUITE).arg("--ptx").arg(&ptx).arg("--ptx-sm90a").arg(&ptx_sm90a);
+    cmd.args(filter);
     shell::runner().run(&format!("{PTX_SUITE} (ptx)"), &mut cmd)
 }
 
@@ -215,13 +219,15 @@ pub(crate) fn test_prebuilt(root: &Path, requested: &[String], sanitize: &[Tool]
 /// The run suite on an NVIDIA GPU, with programs that embed the NVIDIA image alone: under
 /// `OMP_TARGET_OFFLOAD=MANDATORY` they run on the GPU or fail. Each program checks its results
 /// against the same computation on the CPU; the copies must match the host-offload runs'.
-/// `build` is `None` on a machine without cargo, which runs what was built before. With
-/// `sanitize`, the suite then runs once more under each of compute-sanitizer's tools.
+/// `build` is `None` on a machine without cargo, which runs what was built before. The
+/// programs marked `//@ sm90a` run a second time built for sm_90a. With `sanitize`, the suite
+/// then runs once more under each of compute-sanitizer's tools.
 fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>, sanitize: &[Tool]) -> Result<()> {
     if let Some((config, tools)) = build {
         for package in RUN_SUITE {
             programs::build(root, tools, config, &root.join(package), Flavor::GpuOnly)?;
         }
+        programs::build(root, tools, config, &root.join(SM90A_PACKAGE), Flavor::Sm90a)?;
     }
     let gpu = shell::runner()
         .capture(Command::new("nvidia-smi").arg("-L"))
@@ -235,11 +241,15 @@ fn gpu_suite(root: &Path, build: Option<(&Config, &Tools)>, sanitize: &[Tool]) -
     };
     eprintln!("x: {}", String::from_utf8_lossy(&gpu.stdout).trim());
     let sanitizer = if sanitize.is_empty() { None } else { Some(sanitize::find()?) };
-    run_programs(root, Flavor::GpuOnly, None)?;
+    for flavor in [Flavor::GpuOnly, Flavor::Sm90a] {
+        run_programs(root, flavor, None)?;
+    }
     let Some(sanitizer) = sanitizer else { return Ok(()) };
     for &tool in sanitize {
         eprintln!("x: the gpu suite under compute-sanitizer --tool {}", tool.name());
-        run_programs(root, Flavor::GpuOnly, Some((&sanitizer, tool)))?;
+        for flavor in [Flavor::GpuOnly, Flavor::Sm90a] {
+            run_programs(root, flavor, Some((&sanitizer, tool)))?;
+        }
     }
     Ok(())
 }
@@ -309,6 +319,9 @@ fn run_programs(root: &Path, flavor: Flavor, sanitizer: Option<(&Path, Tool)>) -
         for program in programs::programs(root, &root.join(package), flavor)? {
             if program.runs.is_empty() {
                 bail!("{} has no //@ run: line", program.source.display());
+            }
+            if flavor == Flavor::Sm90a && !program.sm90a {
+                continue;
             }
             for run in &program.runs {
                 let name = format!(

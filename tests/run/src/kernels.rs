@@ -634,3 +634,64 @@ pub fn mma_shared<E: mma::Kind, const CHUNK: usize>(
         }
     }
 }
+
+/// `c = a * b` on the warpgroups' `wgmma` (or, outside sm_90a images, their warps'
+/// `mma.sync`), `a` `m x k`, `b` `k x n`, row-major, `c` in f32: blocks of two warpgroups over
+/// `128 x 8 C` tiles of `c`, k-tiles of `BK` (64, or 128: two panels of A's tile) in two stages
+/// of `wgmma::Tile`s, each multiplied in `SPLIT` calls of `BK / SPLIT` (k-steps from inside a
+/// row of A's tile, and further down B's). A grid of `n / (8 C)` x `m / 128`, 256 threads,
+/// `shared = 2 * (128 + 8 C) * BK * 2` bytes.
+#[offload::kernel(
+    launch_bounds = 256,
+    instances((bf16, 8, 64, 1), (bf16, 16, 64, 2), (bf16, 32, 64, 4), (f16, 16, 128, 1))
+)]
+pub fn wgmma_gemm<
+    E: offload::gpu::wgmma::Half,
+    const C: usize,
+    const BK: usize,
+    const SPLIT: usize,
+>(
+    m: u32,
+    n: u32,
+    k: u32,
+    a: &[E],
+    b: &[E],
+    c: &mut [f32],
+) {
+    use offload::gpu::wgmma::{self, Tile};
+    use offload::gpu::{
+        Matrix, MatrixMut, async_copy, block_idx_x, block_idx_y, shared, sync_threads, thread_idx_x,
+    };
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let (a, b) = (Matrix::new(a, m, k), Matrix::new(b, k, n));
+    let tiles = shared::<E>();
+    let stage = (128 + 8 * C) * BK;
+    let a_tile = |s: usize| Tile::new(&tiles, s * stage, 128, BK);
+    let b_tile = |s: usize| Tile::new(&tiles, s * stage + 128 * BK, BK, 8 * C);
+    let t = thread_idx_x();
+    let group = t / 128;
+    let (row0, col0) = (block_idx_y() * 128, block_idx_x() * 8 * C);
+    let fill = |s: usize, k0: usize| {
+        a_tile(s).copy_async_from::<8>(&a, row0, k0, t, 256);
+        b_tile(s).copy_async_from::<8>(&b, k0, col0, t, 256);
+        async_copy::commit();
+    };
+    let mut acc = [mma::Accumulator::<E>::zero(); C];
+    fill(0, 0);
+    let steps = k / BK;
+    for step in 0..steps {
+        if step + 1 < steps {
+            fill((step + 1) % 2, (step + 1) * BK);
+        }
+        async_copy::wait(if step + 1 < steps { 1 } else { 0 });
+        sync_threads();
+        let (at, bt) = (a_tile(step % 2), b_tile(step % 2));
+        let depth = BK / SPLIT;
+        for part in 0..SPLIT {
+            let a = at.block(64 * group, part * depth, 64, depth);
+            wgmma::mma(&a, &bt.block(part * depth, 0, depth, 8 * C), &mut acc);
+        }
+        sync_threads();
+    }
+    wgmma::store(&acc, &mut MatrixMut::new(c, m, n), row0 + 64 * group, col0);
+}

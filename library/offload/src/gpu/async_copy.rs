@@ -30,6 +30,7 @@
 
 use super::{Matrix, Shared, SharedMatrix};
 use crate::DeviceCopy;
+pub(crate) use imp::{can_copy_async, copy_async_unchecked};
 
 impl<T: DeviceCopy> Shared<T> {
     /// Starts copying the first `K` elements of `source` (4, 8 or 16 bytes) to `index` and the
@@ -213,7 +214,7 @@ mod imp {
     /// Whether `cp.async` can copy an `A` from `source` to `target`: both aligned to its size,
     /// `source` in device memory.
     #[inline(always)]
-    pub(super) fn can_copy_async<A>(target: *const A, source: *const A) -> bool {
+    pub(crate) fn can_copy_async<A>(target: *const A, source: *const A) -> bool {
         let size = size_of::<A>();
         // SAFETY: the intrinsic only looks at the address.
         let global = unsafe { is_global(source.cast()) };
@@ -225,7 +226,7 @@ mod imp {
     /// # Safety
     /// An `A` fits in `tile` from element `index` on; [`can_copy_async`] holds for the two.
     #[inline(always)]
-    pub(super) unsafe fn copy_async_unchecked<T: DeviceCopy, A>(
+    pub(crate) unsafe fn copy_async_unchecked<T: DeviceCopy, A>(
         tile: &Shared<T>,
         index: usize,
         source: &A,
@@ -290,7 +291,7 @@ mod imp {
 
     /// In the host-offload image every copy is made at once.
     #[inline(always)]
-    pub(super) fn can_copy_async<A>(_: *const A, _: *const A) -> bool {
+    pub(crate) fn can_copy_async<A>(_: *const A, _: *const A) -> bool {
         false
     }
 
@@ -299,7 +300,7 @@ mod imp {
     /// # Safety
     /// An `A` fits in `tile` from element `index` on.
     #[inline(always)]
-    pub(super) unsafe fn copy_async_unchecked<T: DeviceCopy, A>(
+    pub(crate) unsafe fn copy_async_unchecked<T: DeviceCopy, A>(
         tile: &Shared<T>,
         index: usize,
         source: &A,

@@ -205,6 +205,18 @@ impl<T: DeviceCopy> Shared<T> {
     }
 }
 
+impl<T: DeviceCopy> Shared<T> {
+    /// Whether the memory starts at a multiple of `bytes` in the shared window (always in the
+    /// host-offload image, which has no window): the device stage aligns it to 1024.
+    #[inline(always)]
+    pub(crate) fn window_aligned(&self, bytes: usize) -> bool {
+        #[cfg(target_arch = "nvptx64")]
+        return (self.window_address(0) as usize).is_multiple_of(bytes);
+        #[cfg(not(target_arch = "nvptx64"))]
+        return bytes > 0;
+    }
+}
+
 impl<T: DeviceCopy + AtomicAdd> Shared<T> {
     /// Adds `value` to the `T` at `index` atomically, as [`atomic::fetch_add`](super::atomic::fetch_add)
     /// does to device data: other threads of the block may add to it at the same time (a

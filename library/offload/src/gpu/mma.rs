@@ -263,6 +263,20 @@ fn check_rows16<T: DeviceCopy>(what: &str, tile: &SharedMatrix<T>, col: usize) {
 }
 
 impl<E: Kind> FragmentA<E> {
+    /// The lane's fragment of the 16 x K tile whose element `(r, c)` is `at(r, c)`, each lane
+    /// reading its own elements.
+    #[cfg_attr(all(target_arch = "nvptx64", target_feature = "sm_90a"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn gather(at: impl Fn(usize, usize) -> E::Elem) -> Self {
+        let lane = warp::lane_id();
+        let units = core::array::from_fn(|i| {
+            let (r, c) = a_position::<E>(lane, i);
+            let lo = at(r, c);
+            E::__unit(lo, if E::__PACK == 2 { at(r, c + 1) } else { lo })
+        });
+        FragmentA { units, _kind: PhantomData }
+    }
+
     /// The 16 x K tile of `a` whose top left element is `(row, col)`, read element by element
     /// (from any memory; [`load_shared`](Self::load_shared) is the fast way). Panics if the
     /// tile runs past the matrix.
@@ -338,6 +352,20 @@ unsafe fn pair<E: Kind>(
 }
 
 impl<E: Kind> FragmentB<E> {
+    /// The lane's fragment of the K x 8 tile whose element `(r, c)` is `at(r, c)`, each lane
+    /// reading its own elements.
+    #[cfg_attr(all(target_arch = "nvptx64", target_feature = "sm_90a"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn gather(at: impl Fn(usize, usize) -> E::Elem) -> Self {
+        let lane = warp::lane_id();
+        let units = core::array::from_fn(|i| {
+            let (r, c) = b_position::<E>(lane, i);
+            let lo = at(r, c);
+            E::__unit(lo, if E::__PACK == 2 { at(r + 1, c) } else { lo })
+        });
+        FragmentB { units, _kind: PhantomData }
+    }
+
     /// The K x 8 tile of `b` whose top left element is `(row, col)`, read element by element
     /// (from any memory; [`load_shared`](Self::load_shared) is the fast way). Panics if the
     /// tile runs past the matrix.
@@ -432,6 +460,13 @@ impl<E: Kind> FragmentB<E> {
 }
 
 impl<E: Kind> Accumulator<E> {
+    /// The lane's elements, in the order of the tensor cores' registers.
+    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+    #[inline(always)]
+    pub(crate) fn values_mut(&mut self) -> &mut [E::Acc; 4] {
+        &mut self.values
+    }
+
     /// Zeros.
     #[inline(always)]
     pub fn zero() -> Self {

@@ -163,7 +163,7 @@ pub(super) fn bench_build(
     for copy in [&ours, &direct, &stock] {
         copy_package(&example, copy, &offload, &toolchain)?;
     }
-    let config_args = programs::config_args(config);
+    let config_args = programs::config_args(config, &config.nvptx.target_cpu);
     let tools_dir =
         tools.cargo_offload.parent().context("cargo-offload has no folder")?.to_path_buf();
     let builds = Builds { ours, direct, stock, logs, tools_dir, config_args };

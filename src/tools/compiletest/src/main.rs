@@ -31,6 +31,9 @@ struct Args {
     /// The PTX the ptx suite's scenarios check (the suite's NVIDIA image, built by `x.py`).
     #[arg(long, value_name = "PTX")]
     ptx: Option<PathBuf>,
+    /// The same suite's image built for sm_90a, which the scenarios' SM90A lines check.
+    #[arg(long, value_name = "PTX")]
+    ptx_sm90a: Option<PathBuf>,
     #[command(flatten)]
     options: Options,
 }
@@ -52,7 +55,12 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<Outcome> {
     if let Some(ptx) = &args.ptx {
-        return ptx::run(&args.suite, ptx, args.options.filter.as_deref());
+        return ptx::run(
+            &args.suite,
+            ptx,
+            args.ptx_sm90a.as_deref(),
+            args.options.filter.as_deref(),
+        );
     }
     // 1. the rustc, the offload rlib and (for codegen) FileCheck the tests are checked with
     let toolchain = Toolchain::locate()?;

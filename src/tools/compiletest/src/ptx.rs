@@ -1,6 +1,7 @@
 //! The ptx suite: every file of `<suite>/src/kernels` (but `mod.rs`) is one scenario of the
 //! device build, its CHECK lines FileChecked against the PTX of the suite's NVIDIA image, which
-//! `x.py test ptx` builds first (one build for all the scenarios: each names its own kernels).
+//! `x.py test ptx` builds first (one build for all the scenarios: each names its own kernels),
+//! and its SM90A lines, where it has them, against the image built for sm_90a.
 
 use std::path::Path;
 use std::process::Command;
@@ -11,9 +12,18 @@ use offload_support::toolchain;
 
 use crate::suite::Outcome;
 
-/// Checks the PTX at `ptx` against each scenario of the suite in `dir` whose name contains
-/// `filter`, printing one line per scenario (FileCheck's report under a failed one).
-pub(crate) fn run(dir: &Path, ptx: &Path, filter: Option<&str>) -> Result<Outcome> {
+/// The prefix of the lines checked against the sm_90a image.
+const SM90A: &str = "SM90A";
+
+/// Checks the PTX at `ptx` (and at `ptx_sm90a`) against each scenario of the suite in `dir`
+/// whose name contains `filter`, printing one line per scenario (FileCheck's report under a
+/// failed one).
+pub(crate) fn run(
+    dir: &Path,
+    ptx: &Path,
+    ptx_sm90a: Option<&Path>,
+    filter: Option<&str>,
+) -> Result<Outcome> {
     let filecheck = toolchain::filecheck()?;
     let kernels = dir.join("src").join("kernels");
     let mut files: Vec<_> = std::fs::read_dir(&kernels)
@@ -28,8 +38,21 @@ pub(crate) fn run(dir: &Path, ptx: &Path, filter: Option<&str>) -> Result<Outcom
         if filter.is_some_and(|f| !name.contains(f)) {
             continue;
         }
-        let out = Runner::default()
+        let mut out = Runner::default()
             .capture(Command::new(&filecheck).arg(&file).arg("--input-file").arg(ptx))?;
+        let text = std::fs::read_to_string(&file)?;
+        if out.status.success() && text.contains(&format!("{SM90A}:")) {
+            let Some(sm90a) = ptx_sm90a else {
+                anyhow::bail!("{name} has {SM90A} lines: give the sm_90a image (--ptx-sm90a)");
+            };
+            out = Runner::default().capture(
+                Command::new(&filecheck)
+                    .arg(&file)
+                    .arg(format!("--check-prefix={SM90A}"))
+                    .arg("--input-file")
+                    .arg(sm90a),
+            )?;
+        }
         if out.status.success() {
             println!("test [ptx] {name} ... ok");
             outcome.passed += 1;

@@ -1,4 +1,5 @@
-//! One scenario of the device build per file, its CHECK lines over the image's PTX.
+//! One scenario of the device build per file, its CHECK lines over the image's PTX (its
+//! SM90A lines, where it has them, over the sm_90a image's).
 
 mod async_copy;
 mod device_environment;
@@ -11,3 +12,4 @@ mod mma;
 mod shared_memory;
 mod unroll;
 mod vector_loads;
+mod wgmma;
