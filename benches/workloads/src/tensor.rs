@@ -3,7 +3,8 @@
 //! precision over the inputs as the kernel sees them, as `matrix.cu` checks its products.
 //! Printed as `workload NAME ...` lines in TFLOP/s: `bf16_wmma_tiles` (the anchor's WMMA
 //! algorithm), `bf16_gemm_docs` (docs/KERNELS.md's), and for each kind every tiling tried
-//! (`bf16_gemm_128x128x64s3w4`: block tile, stages and warps) and the best of them
+//! (`bf16_gemm_128x128x64s3w4`: block tile, stages and warps; `bf16_gemm_wgmma_128x256x64s4g2`
+//! on `wgmma`: block tile, stages and warpgroups) and the best of them
 //! (`bf16_gemm`, `f16_gemm`, `tf32_gemm`, `dgemm`). `offload-blas`'s GEMM on the same guards
 //! (`bf16_gemm_blas`, `sgemm_blas`, `dgemm_blas`: cuBLAS on the library's stream) measures what
 //! the wrapper costs against cuBLAS called directly.
@@ -83,6 +84,27 @@ macro_rules! gemm {
     }};
 }
 
+/// A `gemm_wgmma` instance's launch over `n x n` matrices, and its name: the kind, the block
+/// tile (rows x columns x depth), the stages and the warpgroups
+/// (`bf16_gemm_wgmma_128x128x64s3g2`).
+macro_rules! gemm_wgmma {
+    ($kind:ty, $name:literal, $n:expr, ($groups:literal, $c:literal, $bk:literal, $s:literal)) => {{
+        let nu = $n as u32;
+        let (bm, bn) = (64 * $groups, 8 * $c);
+        let shared = k::wgmma_shared(bm, bn, $bk, $s);
+        let launch: Launch<$kind> = Box::new(move |ops, c| {
+            offload::launch_async!(
+                k::gemm_wgmma::<$kind, $groups, $c, $bk, $s>,
+                (nu / bn as u32, nu / bm as u32),
+                128 * $groups,
+                shared = shared,
+                (nu, &ops.a, &ops.b, c)
+            )
+        });
+        (format!("{}_gemm_wgmma_{bm}x{bn}x{}s{}g{}", $name, $bk, $s, $groups), launch)
+    }};
+}
+
 /// `offload-blas`'s `c = a * b` over `n x n` guards, named `name`; `one` and `zero` are 1 and 0
 /// of the accumulator.
 fn blas<T: offload_blas::Element>(
@@ -142,6 +164,8 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
     let tilings = [
         gemm!(bf16, "bf16", n, (8, 2, 2, 4, 8, 64, 3)),
         gemm!(bf16, "bf16", n, (8, 2, 4, 4, 8, 64, 3)),
+        gemm_wgmma!(bf16, "bf16", n, (2, 16, 64, 3)),
+        gemm_wgmma!(bf16, "bf16", n, (2, 32, 64, 3)),
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("bf16_gemm"), 1e-3)?;
     let tilings = [blas::<bf16>("bf16_gemm_blas", n, (1.0, 0.0))];
@@ -153,7 +177,8 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
         b.iter().map(|&x| f16::from_f32(x)).collect(),
     );
     let ops = operands(&a16, &b16, f16::to_f64);
-    let tilings = [gemm!(f16, "f16", n, (8, 2, 2, 4, 8, 64, 3))];
+    let tilings =
+        [gemm!(f16, "f16", n, (8, 2, 2, 4, 8, 64, 3)), gemm_wgmma!(f16, "f16", n, (2, 16, 64, 3))];
     ok &= measure(n, reps, &ops, &tilings, Some("f16_gemm"), 1e-3)?;
     drop(ops);
 

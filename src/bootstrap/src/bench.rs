@@ -177,8 +177,8 @@ pub(crate) fn add_to_bundle(root: &Path, config: &Config, tools: &Tools, out: &P
     bundle::copy(root, &Flavor::GpuOnly.bin_dir(root).join(BINARY), out)?;
     bundle::copy(root, &package.join("Cargo.toml"), out)?;
     let workloads = root.join(workloads::PACKAGE);
-    programs::build(root, tools, config, &workloads, Flavor::GpuOnly)?;
-    bundle::copy(root, &Flavor::GpuOnly.bin_dir(root).join(workloads::BINARY), out)?;
+    programs::build(root, tools, config, &workloads, Flavor::Sm90a)?;
+    bundle::copy(root, &Flavor::Sm90a.bin_dir(root).join(workloads::BINARY), out)?;
     bundle::copy(root, &workloads.join("Cargo.toml"), out)?;
     let clang = anchors::add_to_bundle(root, &out.join(anchors::DIR))?;
     eprintln!(

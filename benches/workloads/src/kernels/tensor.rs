@@ -1,8 +1,10 @@
 //! The tensor-core workloads' kernels, written as a user writes them: safe Rust over
-//! `offload::gpu::mma`, `ldmatrix` loads of shared tiles and `copy_async`.
+//! `offload::gpu::mma` (`ldmatrix` loads of shared tiles and `copy_async`) and
+//! `offload::gpu::wgmma`.
 
 use offload::gpu::async_copy;
 use offload::gpu::mma::{self, Accumulator, FragmentA, FragmentB, Kind, Tf32};
+use offload::gpu::wgmma::{self, Tile};
 use offload::gpu::{self, Matrix, MatrixMut, shared, shared_array, sync_threads};
 use offload::{bf16, f16};
 
@@ -268,4 +270,70 @@ pub fn gemm<
             acc.store(&mut c, row0 + wm + 16 * i, col0 + wn + 8 * j);
         }
     }
+}
+
+/// The shared memory of a `gemm_wgmma` instance: `stages` stages of a `bm x bk` tile of A and
+/// a `bk x bn` tile of B of 16-bit elements.
+pub const fn wgmma_shared(bm: usize, bn: usize, bk: usize, stages: usize) -> usize {
+    stages * (bm + bn) * bk * 2
+}
+
+/// `c = a * b` for `n x n` row-major bf16 or f16 matrices into f32 on Hopper's warpgroup MMA
+/// (`wgmma`), `n` a multiple of the block tile: `GROUPS` warpgroups over a `64 GROUPS x 8 C`
+/// tile of `c`, each `64 x 8 C`; k-tiles of `BK` (64 or 128) in `STAGES` stages of shared
+/// memory, filled by `copy_async_from` while the warpgroups multiply an earlier one. A grid of
+/// `n / (8 C)` x `n / (64 GROUPS)`, `128 GROUPS` threads, `shared = wgmma_shared(64 GROUPS,
+/// 8 C, BK, STAGES)`.
+#[offload::kernel(
+    launch_bounds = 256,
+    instances((bf16, 2, 16, 64, 3), (bf16, 2, 32, 64, 3), (f16, 2, 16, 64, 3))
+)]
+pub fn gemm_wgmma<
+    E: wgmma::Half,
+    const GROUPS: usize,
+    const C: usize,
+    const BK: usize,
+    const STAGES: usize,
+>(
+    n: u32,
+    a: &[E],
+    b: &[E],
+    c: &mut [f32],
+) {
+    let n = n as usize;
+    let (bm, bn, threads) = (64 * GROUPS, 8 * C, 128 * GROUPS);
+    let (a, b) = (Matrix::new(a, n, n), Matrix::new(b, n, n));
+    let tiles = shared::<E>();
+    let stage = (bm + bn) * BK;
+    let a_tile = |s: usize| Tile::new(&tiles, s * stage, bm, BK);
+    let b_tile = |s: usize| Tile::new(&tiles, s * stage + bm * BK, BK, bn);
+    let t = gpu::thread_idx_x();
+    let group = t / 128;
+    let (row0, col0) = (gpu::block_idx_y() * bm, gpu::block_idx_x() * bn);
+    let fill = |s: usize, kt: usize| {
+        a_tile(s).copy_async_from::<8>(&a, row0, kt * BK, t, threads);
+        b_tile(s).copy_async_from::<8>(&b, kt * BK, col0, t, threads);
+    };
+    let k_tiles = n / BK;
+    for s in 0..STAGES - 1 {
+        if s < k_tiles {
+            fill(s, s);
+        }
+        async_copy::commit();
+    }
+    let mut acc = [Accumulator::<E>::zero(); C];
+    for kt in 0..k_tiles {
+        // This k-tile landed; after the barrier every warpgroup is done with the stage the
+        // next fill overwrites (its `mma` returned before it got here), which starts once
+        // this warpgroup's products are done.
+        async_copy::wait(STAGES as u32 - 2);
+        sync_threads();
+        let s = stage_of::<STAGES>(kt);
+        wgmma::mma(&a_tile(s).block(64 * group, 0, 64, BK), &b_tile(s), &mut acc);
+        if kt + STAGES - 1 < k_tiles {
+            fill(stage_of::<STAGES>(kt + STAGES - 1), kt + STAGES - 1);
+        }
+        async_copy::commit();
+    }
+    wgmma::store(&acc, &mut MatrixMut::new(c, n, n), row0 + 64 * group, col0);
 }

@@ -275,7 +275,7 @@ pub(crate) fn measure_and_report(
     rounds: usize,
     out: &Path,
 ) -> Result<()> {
-    let ours = crate::programs::Flavor::GpuOnly.bin_dir(dir).join(BINARY);
+    let ours = crate::programs::Flavor::Sm90a.bin_dir(dir).join(BINARY);
     if !ours.is_file() {
         bail!(
             "no {} (make the bundle with ./x.py bench workloads on a machine with cargo)",
