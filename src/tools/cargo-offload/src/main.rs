@@ -103,7 +103,7 @@ struct BuildArgs {
     /// Device images to embed.
     #[arg(long, value_enum, default_value = "auto")]
     devices: Devices,
-    /// GPU architecture of the NVIDIA image.
+    /// GPU architecture of the NVIDIA image: up to sm_90, or sm_90a (Hopper's wgmma).
     #[arg(long, default_value = nvptx::DEFAULT_TARGET_CPU)]
     target_cpu: String,
     /// The ptxas assembling the NVIDIA image (CUDA 11.8's); default: OFFLOAD_PTXAS, then the

@@ -112,6 +112,13 @@ pub(crate) fn build_nvptx_image(
     kernels: impl FnOnce() -> Result<Vec<String>>,
 ) -> Result<Image> {
     let cpu = opts.target_cpu.as_str();
+    if arch_specific(cpu) && sm_number(cpu)? > 90 {
+        bail!(
+            "the NVIDIA image cannot be built for {cpu}: libomptarget 19 registers it through a \
+             cubin of ptxas 11.8, which knows targets up to sm_90 (use sm_90a or an older target \
+             cpu)"
+        );
+    }
     sm_number(cpu)?;
     let dry_run = config.runner.dry_run;
 
