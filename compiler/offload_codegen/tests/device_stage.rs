@@ -50,7 +50,7 @@ define ptx_kernel void @saxpy(ptr readnone %dyn, i64 %geometry, i64 %a, ptr read
 fn shared_memory_becomes_the_shared_window() {
     let (_, ir) = lower(SAXPY, &["saxpy"]).unwrap();
     assert!(
-        ir.contains("@__offload_shared = external addrspace(3) global [0 x i8], align 16"),
+        ir.contains("@__offload_shared = external addrspace(3) global [0 x i8], align 1024"),
         "{ir}"
     );
     assert!(
