@@ -194,11 +194,27 @@ pub(super) fn cuda_ordinal(
         return Ok(None);
     };
     let Some(ordinal) = rt::gpu_ordinal(id) else { return Ok(None) };
-    beyond_table(ordinal, kernel, geometry).map(|()| (ordinal < MAX_GPUS).then_some((id, ordinal)))
+    beyond_table(ordinal, kernel, geometry, image.arch_specific())
+        .map(|()| (ordinal < MAX_GPUS).then_some((id, ordinal)))
 }
 
-/// Refuses a launch on a GPU beyond the library's table that only the library can make.
-fn beyond_table(ordinal: usize, kernel: &'static str, geometry: &Geometry) -> Result<(), Error> {
+/// Refuses a launch on a GPU beyond the library's table that only the library can make: one
+/// along y or z or with shared memory, and any of an arch-specific image (`arch_specific`),
+/// whose cubin, all the runtime has, is a stub.
+fn beyond_table(
+    ordinal: usize,
+    kernel: &'static str,
+    geometry: &Geometry,
+    arch_specific: bool,
+) -> Result<(), Error> {
+    if ordinal >= MAX_GPUS && arch_specific {
+        return Err(Error::InvalidGeometry {
+            kernel,
+            reason: "GPUs of CUDA ordinal 64 and above launch through libomptarget 19, which \
+                     has no kernels of an sm_90a image (its cubin is a stub): use a GPU of a \
+                     lower CUDA ordinal",
+        });
+    }
     if ordinal >= MAX_GPUS && !geometry.is_linear() {
         return Err(Error::InvalidGeometry {
             kernel,
@@ -243,15 +259,19 @@ mod tests {
         let planar = Geometry { grid: [8, 8, 1], ..linear };
         let shared = Geometry { shared: 1024, ..linear };
         for ordinal in [0, MAX_GPUS - 1, MAX_GPUS, MAX_GPUS + 7] {
-            assert!(beyond_table(ordinal, "k", &linear).is_ok());
+            assert!(beyond_table(ordinal, "k", &linear, false).is_ok());
         }
         for geometry in [planar, shared] {
-            assert!(beyond_table(MAX_GPUS - 1, "k", &geometry).is_ok());
-            let e = beyond_table(MAX_GPUS, "k", &geometry).unwrap_err().to_string();
+            assert!(beyond_table(MAX_GPUS - 1, "k", &geometry, false).is_ok());
+            let e = beyond_table(MAX_GPUS, "k", &geometry, false).unwrap_err().to_string();
             assert!(
                 e.starts_with("invalid launch geometry for kernel `k`: GPUs of CUDA ordinal 64"),
                 "{e}"
             );
         }
+        // An sm_90a image's kernels are the library's alone, whatever the geometry.
+        assert!(beyond_table(MAX_GPUS - 1, "k", &linear, true).is_ok());
+        let e = beyond_table(MAX_GPUS, "k", &linear, true).unwrap_err().to_string();
+        assert!(e.contains("no kernels of an sm_90a image"), "{e}");
     }
 }

@@ -116,6 +116,14 @@ pub unsafe fn launch_sync(
         return Ok(false);
     };
     if runtime_launches_only() {
+        if image.arch_specific() {
+            return Err(Error::InvalidGeometry {
+                kernel,
+                reason: "OFFLOAD_LAUNCH=runtime launches through libomptarget 19, which has no \
+                         kernels of an sm_90a image (its cubin is a stub): leave OFFLOAD_LAUNCH \
+                         unset",
+            });
+        }
         if !geometry.is_linear() {
             return Err(Error::InvalidGeometry {
                 kernel,

@@ -66,7 +66,7 @@ pub(crate) fn arch_specific(cpu: &str) -> bool {
 /// plain target (`sm_90` for `sm_90a`) at the ISA ptxas 11.8 reads, each function's body (from
 /// a `{` alone on its line, as LLVM writes it, to the `}` that closes it) a `trap`. It defines the same
 /// kernels, device functions and globals, so the runtime finds every entry it looks up; no
-/// kernel runs from it (the library refuses to load it for launches).
+/// kernel runs from it (the library neither loads it nor launches through the runtime).
 pub(crate) fn registration_stub(ptx: &str, cpu: &str) -> String {
     let plain = cpu.trim_end_matches('a');
     let mut out = String::with_capacity(ptx.len() / 4);
