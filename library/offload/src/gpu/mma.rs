@@ -8,7 +8,7 @@
 //! | kind | A, B read as | K | accumulator | instruction (sm_80 and later) |
 //! |---|---|---|---|---|
 //! | [`bf16`] | `bf16` | 16 | `f32` | `mma.sync.aligned.m16n8k16...f32.bf16.bf16.f32` |
-//! | [`f16`] | `f16` | 16 | `f32` | `mma.sync.aligned.m16n8k16...f32.f16.f16.f32` |
+//! | [`f16`](struct@f16) | `f16` | 16 | `f32` | `mma.sync.aligned.m16n8k16...f32.f16.f16.f32` |
 //! | [`Tf32`] | `f32`, rounded to TF32 (10 bits of significand, to nearest, ties away) | 8 | `f32` | `mma.sync.aligned.m16n8k8...f32.tf32.tf32.f32` |
 //! | `f64` | `f64` | 8 | `f64` | `mma.sync.aligned.m16n8k8...f64` on sm_90, four `m8n8k4` before it |
 //!
@@ -38,7 +38,7 @@
 //! bytes in shared memory: pad rows to a multiple of 8 16-bit elements (and not of 64, against
 //! bank conflicts). docs/KERNELS.md and benches/workloads have complete GEMMs.
 //!
-//! Every function here is warp-wide, as the [warp](super::warp) operations are: every thread
+//! Every function here is warp-wide, as the warp ([`super::warp`]) operations are: every thread
 //! of the warp calls it, with the same arguments (a GPU may hang, or give anything, otherwise).
 //! The loads check their tile against the matrix or the shared memory once, and panic where
 //! it does not fit. In the host-offload image the warp's threads exchange their fragments as
@@ -66,7 +66,7 @@ pub const M: usize = 16;
 pub const N: usize = 8;
 
 /// The kind of a product: what A and B hold and what they are summed in (see the module's
-/// table). Implemented for [`bf16`], [`f16`], [`Tf32`] and `f64`.
+/// table). Implemented for [`bf16`], [`f16`](struct@f16), [`Tf32`] and `f64`.
 pub trait Kind: sealed::Sealed + Copy + 'static {
     /// What A and B are read from memory as.
     type Elem: DeviceCopy + Copy;

@@ -18,7 +18,7 @@ use super::Shared;
 use crate::DeviceCopy;
 
 /// A `rows x cols` row-major matrix in shared memory, its rows `stride` elements apart (see
-/// the [module](self)). A handle, as [`Shared`] is: every thread of the block may copy it.
+/// the module's documentation). A handle, as [`Shared`] is: every thread of the block may copy it.
 #[derive(Debug)]
 pub struct SharedMatrix<T> {
     memory: Shared<T>,

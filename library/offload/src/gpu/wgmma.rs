@@ -4,7 +4,7 @@
 //!
 //! A *warpgroup* is four consecutive warps of a block (threads `128 g` to `128 g + 127`). It
 //! multiplies a 64 x K tile of A by a K x N tile of B into a 64 x N accumulator of `f32`, the
-//! operands [`bf16`] or [`f16`], K at most 128 (a multiple of 16), N 64, 128 or 256. The
+//! operands [`bf16`] or [`f16`](struct@f16), K at most 128 (a multiple of 16), N 64, 128 or 256. The
 //! accumulator is `N / 8` [`Accumulator`]s of [`mma`](super::mma) per thread: warp `w` of the
 //! group holds rows `16 w` to `16 w + 15`, its `j`-th accumulator columns `8 j` to `8 j + 7`,
 //! as `mma.sync` lays them out ([`store`] writes them all).
@@ -50,7 +50,7 @@ use crate::{bf16, f16};
 /// Rows of A and of the accumulator.
 pub const M: usize = 64;
 
-/// The kinds a warpgroup multiplies: [`bf16`] and [`f16`], summed in `f32`.
+/// The kinds a warpgroup multiplies: [`bf16`] and [`f16`](struct@f16), summed in `f32`.
 pub trait Half: Kind<Elem = Self, Acc = f32> + crate::DeviceCopy + sealed::Sealed {
     /// Whether the PTX type is `f16` (else `bf16`).
     #[doc(hidden)]

@@ -8,7 +8,7 @@ use crate::geometry::Geometry;
 /// Each block's threads run one after another until one of them waits for the others
 /// (`sync_threads` or a warp operation); from there the block's threads run at once, each a
 /// coroutine on the system thread that runs the block, so that barriers and warp operations
-/// hold (see [`InTurn::run`]). Each block finds this out for itself. Blocks are independent, as
+/// hold (see `InTurn::run`). Each block finds this out for itself. Blocks are independent, as
 /// on a GPU: a grid of enough work runs them on all the machine's cores
 /// (`OFFLOAD_HOST_THREADS`, see `host_workers`).
 ///

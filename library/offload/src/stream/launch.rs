@@ -94,7 +94,7 @@ pub unsafe fn launch_async(
 /// of libomptarget 19 ending the process. Each plain `&T`/`&mut T` argument gets device memory
 /// of its own from the GPU's memory pool (`cuMemAlloc` on a GPU without pools), copied in on
 /// the stream; then the kernel, the copies back of `&mut T`, one wait, and the frees
-/// ([`enqueue_around`]). The runtime's mapping table is not asked: its begin and end mappers
+/// (`enqueue_around`). The runtime's mapping table is not asked: its begin and end mappers
 /// cost about 18 us a call on an H200 (four a launch of two arguments), the pool's allocation
 /// and free 2-4 us. Those the library has mapped already (overlapping `&T` arguments,
 /// [`Slot::map`] 0) were copied in then. Present data and values pass as they are. After a
