@@ -4,10 +4,10 @@
 //!
 //! A *warpgroup* is four consecutive warps of a block (threads `128 g` to `128 g + 127`). It
 //! multiplies a 64 x K tile of A by a K x N tile of B into a 64 x N accumulator of `f32`, the
-//! operands [`bf16`] or [`f16`](struct@f16), K at most 128 (a multiple of 16), N 64, 128 or 256. The
-//! accumulator is `N / 8` [`Accumulator`]s of [`mma`](super::mma) per thread: warp `w` of the
-//! group holds rows `16 w` to `16 w + 15`, its `j`-th accumulator columns `8 j` to `8 j + 7`,
-//! as `mma.sync` lays them out ([`store`] writes them all).
+//! operands [`bf16`] or [`f16`](struct@f16), K at most 128 (a multiple of 16), N 64, 128 or
+//! 256. The accumulator is `N / 8` [`Accumulator`]s of [`mma`](super::mma) per thread: warp
+//! `w` of the group holds rows `16 w` to `16 w + 15`, its `j`-th accumulator columns `8 j` to
+//! `8 j + 7`, as `mma.sync` lays them out ([`store`] writes them all).
 //!
 //! The operands lie in shared memory as [`Tile`]s, in the layout the instruction reads (rows of
 //! 128 bytes whose 16-byte pieces are permuted by row, against bank conflicts): A's rows along
@@ -23,7 +23,8 @@
 //! async_copy::wait(0);
 //! sync_threads();
 //! let group = t / 128;
-//! wgmma::mma(&a_tile.block(64 * group, 0, 64, 64), &b_tile, &mut acc); // acc: [Accumulator<bf16>; 16]
+//! let mut acc = [Accumulator::<bf16>::zero(); 16]; // 64 x 128
+//! wgmma::mma(&a_tile.block(64 * group, 0, 64, 64), &b_tile, &mut acc);
 //! ```
 //!
 //! [`mma`] is warpgroup-wide, as the [warp](super::warp) operations are warp-wide: all 128
@@ -80,7 +81,7 @@ const MAX_STEPS: usize = 8;
 #[inline(always)]
 #[track_caller]
 pub fn mma<E: Half, const C: usize>(a: &Tile<E>, b: &Tile<E>, acc: &mut [Accumulator<E>; C]) {
-    const { assert!(matches!(C, 8 | 16 | 32), "a warpgroup's N is 64, 128 or 256: C is 8, 16 or 32") };
+    const { assert!(matches!(C, 8 | 16 | 32), "wgmma's N is 64, 128 or 256: C 8, 16 or 32") };
     let k = a.cols();
     if a.rows() != M || b.rows() != k || b.cols() != 8 * C {
         panic!(
