@@ -194,20 +194,23 @@ pub(super) fn cuda_ordinal(
         return Ok(None);
     };
     let Some(ordinal) = rt::gpu_ordinal(id) else { return Ok(None) };
-    beyond_table(ordinal, kernel, geometry, image.arch_specific())
+    beyond_table(ordinal, kernel, geometry, || image.arch_specific())
         .map(|()| (ordinal < MAX_GPUS).then_some((id, ordinal)))
 }
 
 /// Refuses a launch on a GPU beyond the library's table that only the library can make: one
-/// along y or z or with shared memory, and any of an arch-specific image (`arch_specific`),
-/// whose cubin, all the runtime has, is a stub.
+/// along y or z or with shared memory, and any of an arch-specific image (`arch_specific`,
+/// asked only there: it reads the PTX), whose cubin, all the runtime has, is a stub.
 fn beyond_table(
     ordinal: usize,
     kernel: &'static str,
     geometry: &Geometry,
-    arch_specific: bool,
+    arch_specific: impl FnOnce() -> bool,
 ) -> Result<(), Error> {
-    if ordinal >= MAX_GPUS && arch_specific {
+    if ordinal < MAX_GPUS {
+        return Ok(());
+    }
+    if arch_specific() {
         return Err(Error::InvalidGeometry {
             kernel,
             reason: "GPUs of CUDA ordinal 64 and above launch through libomptarget 19, which \
@@ -215,7 +218,7 @@ fn beyond_table(
                      lower CUDA ordinal",
         });
     }
-    if ordinal >= MAX_GPUS && !geometry.is_linear() {
+    if !geometry.is_linear() {
         return Err(Error::InvalidGeometry {
             kernel,
             reason: "GPUs of CUDA ordinal 64 and above launch through libomptarget 19's \
@@ -259,19 +262,19 @@ mod tests {
         let planar = Geometry { grid: [8, 8, 1], ..linear };
         let shared = Geometry { shared: 1024, ..linear };
         for ordinal in [0, MAX_GPUS - 1, MAX_GPUS, MAX_GPUS + 7] {
-            assert!(beyond_table(ordinal, "k", &linear, false).is_ok());
+            assert!(beyond_table(ordinal, "k", &linear, || false).is_ok());
         }
         for geometry in [planar, shared] {
-            assert!(beyond_table(MAX_GPUS - 1, "k", &geometry, false).is_ok());
-            let e = beyond_table(MAX_GPUS, "k", &geometry, false).unwrap_err().to_string();
+            assert!(beyond_table(MAX_GPUS - 1, "k", &geometry, || false).is_ok());
+            let e = beyond_table(MAX_GPUS, "k", &geometry, || false).unwrap_err().to_string();
             assert!(
                 e.starts_with("invalid launch geometry for kernel `k`: GPUs of CUDA ordinal 64"),
                 "{e}"
             );
         }
         // An sm_90a image's kernels are the library's alone, whatever the geometry.
-        assert!(beyond_table(MAX_GPUS - 1, "k", &linear, true).is_ok());
-        let e = beyond_table(MAX_GPUS, "k", &linear, true).unwrap_err().to_string();
+        assert!(beyond_table(MAX_GPUS - 1, "k", &linear, || unreachable!("PTX read")).is_ok());
+        let e = beyond_table(MAX_GPUS, "k", &linear, || true).unwrap_err().to_string();
         assert!(e.contains("no kernels of an sm_90a image"), "{e}");
     }
 }
