@@ -87,7 +87,14 @@ impl<T: DeviceCopy> SharedMatrix<T> {
             )
         };
         let (rows, cols) = (self.rows(), self.cols());
-        source.check_tile("copy_async_from", row, col, [rows, cols]);
+        if !source.holds(row, col, rows, cols) {
+            panic!(
+                "copy_async_from: a {rows} x {cols} tile at ({row}, {col}) runs past a {} x {} \
+                 matrix",
+                source.rows(),
+                source.cols()
+            );
+        }
         if cols % K != 0 {
             panic!("copy_async_from: a tile {cols} wide is not made of pieces of {K} elements");
         }

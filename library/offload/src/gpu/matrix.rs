@@ -127,19 +127,6 @@ impl<'a, T> Matrix<'a, T> {
         row <= self.rows && rows <= self.rows - row && col <= self.cols && cols <= self.cols - col
     }
 
-    /// Panics, naming `what`, unless the `rows x cols` tile at `(row, col)` lies inside the
-    /// matrix.
-    #[inline(always)]
-    #[track_caller]
-    pub(crate) fn check_tile(&self, what: &str, row: usize, col: usize, [rows, cols]: [usize; 2]) {
-        if !self.holds(row, col, rows, cols) {
-            panic!(
-                "{what}: a {rows} x {cols} tile at ({row}, {col}) runs past a {} x {} matrix",
-                self.rows, self.cols
-            );
-        }
-    }
-
     /// Element `(r, c)`, which must lie inside the matrix.
     ///
     /// # Safety

@@ -233,6 +233,21 @@ pub fn mma<E: Kind>(a: &FragmentA<E>, b: &FragmentB<E>, c: &mut Accumulator<E>) 
     E::__mma(&a.units, &b.units, &mut c.values)
 }
 
+/// Panics unless a `rows x cols` tile at `(row, col)` lies inside `matrix`.
+#[inline(always)]
+#[track_caller]
+fn check_tile<T>(what: &str, matrix: &Matrix<'_, T>, row: usize, col: usize, tile: [usize; 2]) {
+    if !matrix.holds(row, col, tile[0], tile[1]) {
+        panic!(
+            "{what}: a {} x {} tile at ({row}, {col}) runs past a {} x {} matrix",
+            tile[0],
+            tile[1],
+            matrix.rows(),
+            matrix.cols()
+        );
+    }
+}
+
 /// Panics unless the rows of `tile` from column `col` on start at multiples of 16 bytes, as
 /// `ldmatrix` needs.
 #[inline(always)]
@@ -268,7 +283,7 @@ impl<E: Kind> FragmentA<E> {
     #[inline(always)]
     #[track_caller]
     pub fn load(a: &Matrix<'_, E::Elem>, row: usize, col: usize) -> Self {
-        a.check_tile("FragmentA::load", row, col, [M, E::K]);
+        check_tile("FragmentA::load", a, row, col, [M, E::K]);
         let lane = warp::lane_id();
         let units = core::array::from_fn(|i| {
             let (r, c) = a_position::<E>(lane, i);
@@ -357,7 +372,7 @@ impl<E: Kind> FragmentB<E> {
     #[inline(always)]
     #[track_caller]
     pub fn load(b: &Matrix<'_, E::Elem>, row: usize, col: usize) -> Self {
-        b.check_tile("FragmentB::load", row, col, [E::K, N]);
+        check_tile("FragmentB::load", b, row, col, [E::K, N]);
         let lane = warp::lane_id();
         let units = core::array::from_fn(|i| {
             let (r, c) = b_position::<E>(lane, i);
@@ -463,7 +478,7 @@ impl<E: Kind> Accumulator<E> {
     #[inline(always)]
     #[track_caller]
     pub fn load(c: &Matrix<'_, E::Acc>, row: usize, col: usize) -> Self {
-        c.check_tile("Accumulator::load", row, col, [M, N]);
+        check_tile("Accumulator::load", c, row, col, [M, N]);
         let lane = warp::lane_id();
         let values = core::array::from_fn(|i| {
             let (r, k) = accumulator_position(lane, i);
@@ -493,7 +508,7 @@ impl<E: Kind> Accumulator<E> {
         col: usize,
         convert: impl Fn(E::Acc) -> T,
     ) {
-        c.as_matrix().check_tile("Accumulator::store", row, col, [M, N]);
+        check_tile("Accumulator::store", &c.as_matrix(), row, col, [M, N]);
         let lane = warp::lane_id();
         for (i, &value) in self.values.iter().enumerate() {
             let (r, k) = accumulator_position(lane, i);

@@ -123,7 +123,14 @@ impl<T: DeviceCopy> Tile<T> {
     ) {
         const { assert!(size_of::<[T; K]>() == PIECE, "a tile is filled by 16-byte pieces") };
         let (rows, cols) = (self.rows, self.cols);
-        source.check_tile("wgmma::Tile::copy_async_from", row, col, [rows, cols]);
+        if !source.holds(row, col, rows, cols) {
+            panic!(
+                "wgmma::Tile::copy_async_from: a {rows} x {cols} tile at ({row}, {col}) runs \
+                 past a {} x {} matrix",
+                source.rows(),
+                source.cols()
+            );
+        }
         if !(self.col.is_multiple_of(K) && cols.is_multiple_of(K)) {
             panic!(
                 "wgmma::Tile::copy_async_from: a block at column {} and {cols} wide is not made \
@@ -175,10 +182,9 @@ impl<T: DeviceCopy> Tile<T> {
         }
     }
 
-    /// [`copy_async_from`](Self::copy_async_from)'s pieces, one by one, each by
-    /// [`Shared::copy_async`] (`cp.async` where it can be), for any number of threads: out of
-    /// line, and the tile by value, so that the fast path neither carries its code nor puts
-    /// the tile in memory.
+    /// [`copy_async_from`](Self::copy_async_from)'s pieces, one by one, each copied by
+    /// `cp.async` where it can be, for any number of threads: out of line, and the tile by
+    /// value, so that the fast path neither carries its code nor puts the tile in memory.
     #[cold]
     #[inline(never)]
     fn copy_pieces<const K: usize>(
@@ -189,12 +195,23 @@ impl<T: DeviceCopy> Tile<T> {
         thread: usize,
         threads: usize,
     ) {
-        let per_row = self.cols / K;
+        let (per_row, pitch) = (self.cols / K, source.cols());
         let mut piece = thread;
         while piece < self.rows * per_row {
             let (r, c) = (piece / per_row, piece % per_row * K);
+            // SAFETY: as in `copy_async_from`, whose checks hold.
+            let from =
+                unsafe { &*source.as_ptr().add((row + r) * pitch + col + c).cast::<[T; K]>() };
             let to = self.index(self.row + r, self.col + c);
-            self.memory.copy_async::<K>(to, &source.row(row + r)[col + c..]);
+            let target = self.memory.as_ptr().wrapping_add(to).cast::<[T; K]>();
+            if crate::gpu::async_copy::can_copy_async(target, from) {
+                // SAFETY: a whole piece of the swizzle inside the memory; `from` in device
+                // memory and aligned (tested).
+                unsafe { crate::gpu::async_copy::copy_async_unchecked(&self.memory, to, from) };
+            } else {
+                // SAFETY: as above; the bits are plain data.
+                unsafe { target.write(core::ptr::from_ref(from).read()) };
+            }
             piece += threads;
         }
     }
