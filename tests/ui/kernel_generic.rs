@@ -1,8 +1,9 @@
 //! What a generic kernel must say, and what its launches may ask for. The device images are
 //! built before the program that launches them, so a generic kernel lists the instances they
 //! hold (`instances(..)`, one argument per type or const parameter); a launch of any other
-//! instance, or of the kernel without its generic arguments, does not compile. Lifetime
-//! parameters are erased and need no list.
+//! instance does not compile; a launch without generic arguments takes the instance its
+//! arguments name, and does not compile where they name none. Lifetime parameters are erased
+//! and need no list.
 
 use core::ops::Mul;
 
@@ -67,11 +68,13 @@ fn main() -> Result<(), offload::Error> {
     //~^ ERROR kernel `scale` has no instance `scale<f64>` in its device images
     let mut zs = vec![1.0f32; 64];
     offload::launch!(scale, 1, 64, (2.0f32, &mut zs[..]))?;
-    //~^ ERROR missing generics for struct `scale`
+    offload::launch!(scale, 1, 64, (2.0f64, &mut ys[..]))?;
+    //~^ ERROR kernel `scale` has no instance `scale<f64>` in its device images
     let mut a = [0.0f32; 8];
     offload::launch!(fill::<8>, 1, 1, (&mut a,))?;
     //~^ ERROR kernel `fill` has no instance `fill<8>` in its device images
     let mut b = [0.0f32; 4];
     offload::launch!(fill::<4>, 1, 1, (&mut b,))?;
+    offload::launch!(fill, 1, 1, (&mut b,))?;
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! `offload!`'s fields as upstream's `core::offload::offload!` checks them: `kernel` and `args`
 //! required, `args` a tuple literal, no field twice, no unknown field; and a raw pointer, which
 //! upstream's examples pass (`&mut x as *mut _`), is refused at the argument with what to pass
-//! instead: the launch needs the borrow to map the data and to keep the host off it.
+//! instead: the launch needs the borrow to map the data and to keep the host off it. A negative
+//! device is refused in upstream's words (an `i32` index is taken, and checked at run time),
+//! and a wrong number of arguments is counted as the kernel's.
 
 #[offload::offload_kernel]
 pub fn fill(y: &mut [f64; 256]) {
@@ -26,6 +28,11 @@ fn main() -> Result<(), offload::Error> {
     offload::offload!(kernel = fill, workgroup_dim = [1, 1, 1], args = (&mut x as *mut [f64; 256],))?;
     //~^ ERROR `*mut [f64; 256]` cannot be passed to a kernel parameter of this type
     offload::offload!(kernel = fill, device = -1, args = (&mut x,))?;
-    //~^ ERROR the trait bound `u32: Neg` is not satisfied
+    //~^ ERROR `device` must be non-negative, not -1
+    offload::offload!(kernel = fill, args = (&mut x, 2.0f64))?;
+    //~^ ERROR mismatched types
+    let device: i32 = 0;
+    offload::offload!(kernel = fill, device = device, args = (&mut x,))?;
+    offload::offload!(kernel = fill, device = 0u32, args = (&mut x,))?;
     Ok(())
 }

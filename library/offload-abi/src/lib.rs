@@ -22,6 +22,11 @@ pub mod kernel {
     /// hold at once (CUDA's `__launch_bounds__` second argument, PTX's `.minnctapersm`; 0: no
     /// such wish), a byte from this bit on.
     pub const ATTR_MIN_BLOCKS_SHIFT: u32 = 8;
+
+    /// The environment variable in which the build names the kernels module to the host
+    /// program's compilation (`kernels` for `src/kernels.rs`): `#[offload::kernel]` refuses a
+    /// kernel outside it, which no device image would hold.
+    pub const MODULE_ENV: &str = "OFFLOAD_KERNELS_MODULE";
 }
 
 /// The host-offload image: the kernels for libomptarget's x86_64 host plugin.

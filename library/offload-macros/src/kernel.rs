@@ -177,6 +177,30 @@ enum Shape {
     Ref { elem: Type, mutable: bool },
     /// `x: &[T]` / `x: &mut [T]`: an address slot and a length slot.
     Slice { elem: Type, mutable: bool },
+    /// `r: Region<'_, T, S>`: a `&mut [T]` partitioned by strategy `S`, in the same two slots.
+    Region { elem: Type, strategy: Box<Type> },
+}
+
+/// `Region<'a, T, S>` (under any path): its element type and strategy.
+fn region_of(ty: &Type) -> Option<(Type, Box<Type>)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if p.qself.is_some() || last.ident != "Region" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    let types: Vec<&Type> = args
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    match types[..] {
+        [elem, strategy] => Some((elem.clone(), Box::new(strategy.clone()))),
+        _ => None,
+    }
 }
 
 struct Param {
@@ -196,8 +220,9 @@ struct Instance {
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream> {
     let options = Options::parse(attr)?;
-    let func: ItemFn = syn::parse2(item)?;
+    let mut func: ItemFn = syn::parse2(item)?;
     check_signature(&func)?;
+    upstream_forms(&mut func);
     let instances = instances(&func, &options)?;
     let params =
         func.sig.inputs.iter().enumerate().map(|(i, a)| param(i, a)).collect::<Result<Vec<_>>>()?;
@@ -344,13 +369,38 @@ fn check_signature(func: &ItemFn) -> Result<()> {
     }
     // Lifetime parameters are erased (one symbol whatever they are), and the launchers take
     // them over; type and const parameters need `instances(..)` (see `instances`).
-    if let ReturnType::Type(_, ty) = &sig.output {
+    if let ReturnType::Type(_, ty) = &sig.output
+        && !matches!(&**ty, Type::Tuple(t) if t.elems.is_empty())
+    {
         return refuse(ty, "a kernel returns nothing: write results through a `&mut` parameter");
+    }
+    if let Some(abi) = &sig.abi
+        && !abi.name.as_ref().is_some_and(|n| matches!(&*n.value(), "gpu-kernel" | "ptx-kernel"))
+    {
+        return refuse(
+            abi,
+            "a kernel is a Rust function (or upstream's `extern \"gpu-kernel\"` one): the \
+             device images give it the GPU's kernel ABI, so leave the ABI out",
+        );
     }
     if let Some(v) = &sig.variadic {
         return refuse(v, "a kernel cannot be variadic");
     }
     Ok(())
+}
+
+/// Upstream's ways of writing a kernel that mean nothing more here, taken out: the
+/// `extern "gpu-kernel"` ABI (each device image gives the entry point its own), a `-> ()`, and
+/// `#[no_mangle]` (the entry point is already exported under the function's name).
+fn upstream_forms(func: &mut ItemFn) {
+    func.sig.abi = None;
+    func.sig.output = ReturnType::Default;
+    func.attrs.retain(|a| {
+        let no_mangle = |path: &syn::Path| path.is_ident("no_mangle");
+        let unsafe_no_mangle = a.path().is_ident("unsafe")
+            && a.parse_args_with(syn::Path::parse_mod_style).is_ok_and(|p| no_mangle(&p));
+        !no_mangle(a.path()) && !unsafe_no_mangle
+    });
 }
 
 fn param(index: usize, arg: &FnArg) -> Result<Param> {
@@ -373,7 +423,20 @@ fn param(index: usize, arg: &FnArg) -> Result<Param> {
                 elem => Shape::Ref { elem: elem.clone(), mutable },
             }
         }
-        ty => Shape::Value(ty.clone()),
+        Type::Ptr(p) => {
+            return Err(Error::new_spanned(
+                p,
+                "a kernel cannot take a raw pointer: the launch could not know what it points to, \
+                 so it could neither map the data nor keep the host off it. Take the data by \
+                 reference (`&mut [T]`, `&mut T`, `&[T]`), or as an `offload::Region` to give \
+                 each thread its own part; the launch passes `&mut x` (or a preloaded guard) \
+                 and maps it",
+            ));
+        }
+        ty => match region_of(ty) {
+            Some((elem, strategy)) => Shape::Region { elem, strategy },
+            None => Shape::Value(ty.clone()),
+        },
     };
     if let Shape::Ref { elem, .. } | Shape::Slice { elem, .. } = &shape
         && is_bool_data(elem)
@@ -446,7 +509,7 @@ fn parameter_checks(func: &ItemFn, params: &[Param], instances: &[Instance]) -> 
                         const _: () = ::core::assert!(::core::mem::size_of::<#ty>() <= 8, "{}", #message);
                     })
                 }
-                Shape::Slice { .. } => None,
+                Shape::Slice { .. } | Shape::Region { .. } => None,
             }
         })
     });
@@ -504,6 +567,10 @@ impl Param {
                 vec![(address.clone(), ptr), (len.clone(), word)],
                 quote!(#p::slice_mut(#address, #len)),
             ),
+            Shape::Region { .. } => (
+                vec![(address.clone(), ptr), (len.clone(), word)],
+                quote!(#p::region(#address, #len)),
+            ),
         }
     }
 
@@ -515,6 +582,7 @@ impl Param {
             Shape::Ref { elem, mutable: true } => quote!(::offload::param::Mut<#elem>),
             Shape::Slice { elem, mutable: false } => quote!(::offload::param::Ref<[#elem]>),
             Shape::Slice { elem, mutable: true } => quote!(::offload::param::Mut<[#elem]>),
+            Shape::Region { elem, strategy } => quote!(::offload::param::Part<#elem, #strategy>),
         }
     }
 }
@@ -611,7 +679,12 @@ fn host_launcher(
     instances: &[Instance],
 ) -> TokenStream {
     let name = &func.sig.ident;
-    let vis = &func.vis;
+    // A private kernel is launched from the program, outside the kernels module: its host items
+    // are the crate's, as the entry point is the program's.
+    let vis = match &func.vis {
+        syn::Visibility::Inherited => quote!(pub(crate)),
+        vis => vis.to_token_stream(),
+    };
     let kernel = name.to_string();
     let p = quote!(::offload::__private);
     let instance_trait = format_ident!("__offload_instance_{}", name);
@@ -659,8 +732,10 @@ fn host_launcher(
         }
     }
 
-    let mut generics: Vec<TokenStream> = lifetimes.iter().map(|l| quote!(#l)).collect();
+    let lifetime_params: Vec<TokenStream> = lifetimes.iter().map(|l| quote!(#l)).collect();
+    let mut generics = lifetime_params.clone();
     let mut async_generics = generics.clone();
+    let mut arg_generics = Vec::new();
     let mut shapes = Vec::new();
     let mut args = Vec::new();
     let mut padding_checks = Vec::new();
@@ -670,6 +745,8 @@ fn host_launcher(
     // The parameter slots again, as the `Slot`s the library checks and launches (no geometry
     // slot).
     let mut launch_slots = Vec::new();
+    let mut partition_checks = Vec::new();
+    let symbol = quote!(<Self as #instance_trait>::SYMBOL);
     let mut slot = 0usize;
     let mut push_slot = |kind: TokenStream, value: TokenStream, size: TokenStream| {
         let (k, v, s) =
@@ -693,6 +770,7 @@ fn host_launcher(
         let arg = Ident::new(&format!("a{i}"), Span::call_site());
         let shape = param.param_shape();
         generics.push(quote!(#ty: ::offload::KernelArg<#shape>));
+        arg_generics.push(quote!(#ty: ::offload::KernelArg<#shape>));
         async_generics.push(quote!(#ty: ::offload::PresentArg<#shape>));
         // Evaluated in the launchers the program calls, so that the compile error of a padded
         // argument (a generic `DeviceCopy` struct instantiated with padding) names the launch.
@@ -703,7 +781,12 @@ fn host_launcher(
             quote!(::offload::KernelArg::<#shape>::address(&#arg)),
             quote!(::offload::KernelArg::<#shape>::size(&#arg)),
         );
-        if let Shape::Slice { .. } = param.shape {
+        if let Shape::Region { strategy, .. } = &param.shape {
+            partition_checks.push(quote!(
+                #p::check_partition::<#strategy>(#symbol, ::offload::KernelArg::<#shape>::elements(&#arg), &geometry)?;
+            ));
+        }
+        if let Shape::Slice { .. } | Shape::Region { .. } = param.shape {
             push_slot(
                 quote!(#p::arg_kind::LITERAL),
                 quote!(::core::ptr::without_provenance(::offload::KernelArg::<#shape>::elements(&#arg))),
@@ -715,7 +798,6 @@ fn host_launcher(
     let (tys, arg_names): (Vec<_>, Vec<_>) = args.into_iter().unzip();
     let (sig, body) = (&func.sig, &func.block);
     let n_slots = launch_slots.len();
-    let symbol = quote!(<Self as #instance_trait>::SYMBOL);
     // A block larger than the kernel's launch bounds would not launch on a GPU (the cubin is
     // built for no more threads), and one longer along an axis than its bound would break what
     // the kernel's code was compiled to assume: refused before anything is copied, everywhere.
@@ -779,7 +861,25 @@ fn host_launcher(
         "the instances are those `#[offload::kernel(instances(..))]` lists: {}",
         listed.join("; ")
     );
+    let env = offload_abi::kernel::MODULE_ENV;
+    let outside = format!(
+        "kernel `{kernel}` is outside the kernels module, and the device images hold the kernels \
+         of that module alone: move it into src/kernels.rs (or the file `[package.metadata.offload] \
+         kernels` names), or a module it declares. (Upstream compiles the whole crate for the \
+         device; this build compiles the kernels file alone, so that the program's host code \
+         never goes through the GPU's build.)"
+    );
+    let module_check = quote_spanned! {name.span()=>
+        #[cfg(not(offload_device))]
+        const _: () = #p::in_kernels_module(
+            ::core::module_path!(),
+            ::core::option_env!(#env),
+            #outside,
+        );
+    };
     quote! {
+        #module_check
+
         // The kernel's body, type-checked in the host build and never called or emitted: what
         // it uses (the kernels file's own helpers) is used here as in the device images. Its
         // warnings are the device images' builds' to report; `unused` is allowed by name, as a
@@ -799,6 +899,37 @@ fn host_launcher(
         #[allow(non_camel_case_types)]
         #vis struct #name<#(#type_params),*> {
             _kernel: ::core::marker::PhantomData<fn() -> (#(#phantom,)*)>,
+        }
+
+        /// The kernel as a value, for `launch!`, `offload!` and `offload::intrinsics::offload`
+        /// (a function of the kernel's name, beside its type): a generic kernel's instance is
+        /// inferred from the launch's arguments where they name it.
+        #[cfg(not(offload_device))]
+        #[inline(always)]
+        #vis const fn #name<#(#type_params),*>() -> #name<#(#type_args),*> {
+            #name { _kernel: ::core::marker::PhantomData }
+        }
+
+        #[cfg(not(offload_device))]
+        impl<#(#type_params),*> #p::Kernel for #name<#(#type_args),*> {}
+
+        #[cfg(not(offload_device))]
+        #[allow(clippy::multiple_bound_locations)]
+        impl<#(#lifetime_params,)* #(#bounded_params,)* #(#arg_generics),*> ::offload::Launch<(#(#tys,)*)>
+            for #name<#(#type_args),*>
+        where Self: #instance_trait, #(#launcher_bounds,)* #(#type_bounds,)*
+        {
+            #[inline(always)]
+            fn launch(
+                self,
+                device: i64,
+                grid: ::offload::Dim,
+                block: ::offload::Dim,
+                shared: ::offload::SharedBytes,
+                args: (#(#tys,)*),
+            ) -> ::core::result::Result<(), ::offload::Error> {
+                self.__offload_launch(device, grid, block, shared, args)
+            }
         }
 
         #[cfg(not(offload_device))]
@@ -826,16 +957,19 @@ fn host_launcher(
         impl<#(#bounded_params),*> #name<#(#type_args),*> #type_where {
             #[inline(always)]
             pub fn __offload_launch<#(#generics),*>(
+                self,
                 device: i64,
                 grid: impl ::core::convert::Into<::offload::Dim>,
                 block: impl ::core::convert::Into<::offload::Dim>,
                 shared: impl ::core::convert::Into<::offload::SharedBytes>,
-                #(#arg_names: #tys),*
+                args: (#(#tys,)*),
             ) -> ::core::result::Result<(), ::offload::Error> #launcher_where {
+                let (#(#arg_names,)*) = args;
                 #(#padding_checks)*
                 #p::require_device(device)?;
                 let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared.into())?;
                 #bounds_check
+                #(#partition_checks)*
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 Self::__offload_run(device, geometry, #(#arg_names),*)
             }
@@ -881,16 +1015,19 @@ fn host_launcher(
             /// the host-offload plugin, launches it synchronously.
             #[inline(always)]
             pub fn __offload_launch_async<#(#async_generics),*>(
+                self,
                 device: i64,
                 grid: impl ::core::convert::Into<::offload::Dim>,
                 block: impl ::core::convert::Into<::offload::Dim>,
                 shared: impl ::core::convert::Into<::offload::SharedBytes>,
-                #(#arg_names: #tys),*
+                args: (#(#tys,)*),
             ) -> ::core::result::Result<(), ::offload::Error> #launcher_where {
+                let (#(#arg_names,)*) = args;
                 #(#padding_checks)*
                 #p::require_device(device)?;
                 let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared.into())?;
                 #bounds_check
+                #(#partition_checks)*
                 #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
                 {
                     let slots: &[#p::Slot] = &[#(#launch_slots),*];

@@ -5,31 +5,42 @@ use core::ffi::c_int;
 use crate::preload::{preload_mut_on, preload_on};
 use crate::{DeviceCopy, Error, Preload, PreloadMut, cuda, rt};
 
-/// What `offload!`'s `device = D` names: a device's index (a `u32`, as upstream's non-negative
-/// index: a negative literal does not compile), or a [`Device`]. The launch checks the index.
+/// What `offload!`'s `device = D` names: a device's index (an `i32`, as upstream's, or a
+/// `u32`; a negative literal does not compile, and a negative value is
+/// `Error::NegativeDevice`), or a [`Device`]. The launch checks the index.
 pub trait LaunchDevice {
     /// The runtime's number of the device.
-    fn runtime_id(&self) -> i64;
+    fn runtime_id(&self) -> Result<i64, Error>;
 }
 
 impl LaunchDevice for u32 {
     #[inline(always)]
-    fn runtime_id(&self) -> i64 {
-        i64::from(*self)
+    fn runtime_id(&self) -> Result<i64, Error> {
+        Ok(i64::from(*self))
+    }
+}
+
+impl LaunchDevice for i32 {
+    #[inline(always)]
+    fn runtime_id(&self) -> Result<i64, Error> {
+        match *self {
+            id @ 0.. => Ok(i64::from(id)),
+            id => Err(Error::NegativeDevice { id: i64::from(id) }),
+        }
     }
 }
 
 impl LaunchDevice for Device {
     #[inline(always)]
-    fn runtime_id(&self) -> i64 {
-        Device::runtime_id(self)
+    fn runtime_id(&self) -> Result<i64, Error> {
+        Ok(Device::runtime_id(self))
     }
 }
 
 impl LaunchDevice for &Device {
     #[inline(always)]
-    fn runtime_id(&self) -> i64 {
-        Device::runtime_id(self)
+    fn runtime_id(&self) -> Result<i64, Error> {
+        Ok(Device::runtime_id(self))
     }
 }
 

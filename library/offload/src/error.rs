@@ -43,6 +43,13 @@ pub enum Error {
     InvalidDefaultDevice { id: i64, count: usize },
     /// The launch geometry cannot be expressed to this runtime.
     InvalidGeometry { kernel: &'static str, reason: &'static str },
+    /// The partitioning strategy of a [`Region`](crate::Region) argument refuses the launch's
+    /// geometry ([`PartitioningStrategy::check_launch`](crate::PartitioningStrategy)): its
+    /// threads' parts would not be disjoint. Nothing was copied or launched.
+    Partition { kernel: &'static str, message: &'static str },
+    /// A device index below 0 (`offload!`'s `device`, or `intrinsics::offload`'s below -1):
+    /// devices are numbered from 0.
+    NegativeDevice { id: i64 },
     /// A call of the CUDA driver failed (asynchronous launches and their synchronisation): the
     /// call, the driver's `CUresult` and its message. A kernel that faulted is reported by the
     /// next synchronisation of its stream.
@@ -140,6 +147,15 @@ impl fmt::Display for Error {
             Error::InvalidGeometry { kernel, reason } => {
                 write!(f, "invalid launch geometry for kernel `{kernel}`: {reason}")
             }
+            Error::Partition { kernel, message } => write!(
+                f,
+                "a Region argument of kernel `{kernel}` refuses the launch's geometry: {message}"
+            ),
+            Error::NegativeDevice { id } => write!(
+                f,
+                "device {id} is negative: devices are numbered from 0 (offload::intrinsics::\
+                 offload_get_num_devices() says how many); leave the device out for the default"
+            ),
             Error::Cuda { call, code, message } => {
                 write!(f, "CUDA driver call {call} failed with error {code}: {message}")
             }

@@ -12,6 +12,11 @@ pub use offload_abi::intrinsics::{
     LAUNCH_PREFIX, PRELOAD, RELEASE, UPDATE, arg_kind, preload_kind, update_direction,
 };
 
+/// Upstream's intrinsic forms: `core::intrinsics::offload` becomes
+/// `offload::intrinsics::offload`.
+#[cfg(not(offload_device))]
+pub use crate::upstream::{offload, offload_get_num_devices, offload_sync};
+
 // The declarations' names are literals (a `link_name` must be); each is checked against the
 // contract's constant.
 const _: () = assert!(offload_abi::same(PRELOAD, "__rust_offload_preload"));

@@ -7,6 +7,7 @@
 use crate::geometry::Geometry;
 use crate::intrinsics::arg_kind;
 use crate::ranges::LaunchHold;
+use crate::region::{PartitioningStrategy, Region};
 use crate::stream::Slot;
 use crate::view::{PresentSlice, PresentSliceMut};
 use crate::{DeviceCopy, Error, Preload, PreloadMut};
@@ -21,6 +22,9 @@ pub mod param {
     pub struct Ref<T: ?Sized>(PhantomData<*const T>);
     /// A parameter taken by mutable reference (`y: &mut [f32]`).
     pub struct Mut<T: ?Sized>(PhantomData<*mut T>);
+    /// A [`Region`](crate::Region) parameter (`r: Region<'_, f32, Linear1D>`): a `&mut [T]`
+    /// that strategy `S` partitions among the threads.
+    pub struct Part<T, S>(PhantomData<(*mut T, S)>);
 }
 
 /// A value that can be passed to a kernel parameter of shape `P` (see [`param`]).
@@ -56,6 +60,28 @@ pub unsafe trait KernelArg<P> {
     fn device(&self) -> i64 {
         ANY_DEVICE
     }
+}
+
+/// A kernel that can be launched with the arguments `A`, a tuple: `#[offload::kernel]`
+/// implements it for each kernel (each instance of a generic one) and every tuple of arguments
+/// its parameters take ([`KernelArg`]). [`intrinsics::offload`](crate::intrinsics::offload)
+/// launches through it; `launch!` and `offload!` call the same launcher.
+#[diagnostic::on_unimplemented(
+    message = "kernel `{Self}` cannot be launched with arguments of type `{A}`",
+    note = "the arguments are a tuple with one element per kernel parameter, each as `launch!` \
+            takes it (see `KernelArg`)"
+)]
+pub trait Launch<A> {
+    /// Launches the kernel on runtime device `device` (-1: the default device).
+    #[doc(hidden)]
+    fn launch(
+        self,
+        device: i64,
+        grid: Dim,
+        block: Dim,
+        shared: SharedBytes,
+        args: A,
+    ) -> Result<(), Error>;
 }
 
 /// A [`KernelArg`] that an asynchronous launch (`launch_async!`) accepts: data already present
@@ -190,6 +216,93 @@ macro_rules! impl_present_range {
 impl_present_range!(Ref, &'r PresentSlice<'a, T>);
 impl_present_range!(Ref, &'r PresentSliceMut<'a, T>);
 impl_present_range!(Mut, &'r mut PresentSliceMut<'a, T>);
+
+/// `Region` parameters: a region, mapped in and back around the launch as a `&mut [T]`, or
+/// preloaded data (a guard or a range of it), present.
+unsafe impl<'a, T: DeviceCopy, S: PartitioningStrategy> KernelArg<param::Part<T, S>>
+    for Region<'a, T, S>
+{
+    const KIND: i64 = arg_kind::MAP_TO_FROM;
+    const NO_PADDING: () = T::NO_PADDING;
+    #[inline(always)]
+    fn address(&self) -> *const u8 {
+        self.as_ptr().cast()
+    }
+    #[inline(always)]
+    fn size(&self) -> i64 {
+        (self.len() * size_of::<T>()) as i64
+    }
+    #[inline(always)]
+    fn elements(&self) -> usize {
+        self.len()
+    }
+}
+
+unsafe impl<'r, 'a, T: DeviceCopy, S: PartitioningStrategy> KernelArg<param::Part<T, S>>
+    for &'r mut PreloadMut<'a, [T]>
+{
+    const KIND: i64 = arg_kind::PRESENT;
+    const NO_PADDING: () = T::NO_PADDING;
+    #[inline(always)]
+    fn address(&self) -> *const u8 {
+        // SAFETY: the address is only handed to the launch, which finds the guard's mapping.
+        unsafe { self.device_view() }.as_ptr().cast()
+    }
+    #[inline(always)]
+    fn size(&self) -> i64 {
+        bytes::<[T]>(unsafe { self.device_view() })
+    }
+    #[inline(always)]
+    fn elements(&self) -> usize {
+        unsafe { self.device_view() }.len()
+    }
+    #[inline(always)]
+    fn device(&self) -> i64 {
+        PreloadMut::device(&**self)
+    }
+}
+unsafe impl<'r, 'a, T: DeviceCopy, S: PartitioningStrategy> PresentArg<param::Part<T, S>>
+    for &'r mut PreloadMut<'a, [T]>
+{
+}
+
+unsafe impl<'r, 'a, T: DeviceCopy, S: PartitioningStrategy> KernelArg<param::Part<T, S>>
+    for &'r mut PresentSliceMut<'a, T>
+{
+    const KIND: i64 = arg_kind::PRESENT;
+    const NO_PADDING: () = T::NO_PADDING;
+    #[inline(always)]
+    fn address(&self) -> *const u8 {
+        self.as_ptr().cast()
+    }
+    #[inline(always)]
+    fn size(&self) -> i64 {
+        (self.len() * size_of::<T>()) as i64
+    }
+    #[inline(always)]
+    fn elements(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    fn device(&self) -> i64 {
+        (**self).device()
+    }
+}
+unsafe impl<'r, 'a, T: DeviceCopy, S: PartitioningStrategy> PresentArg<param::Part<T, S>>
+    for &'r mut PresentSliceMut<'a, T>
+{
+}
+
+/// A `Region` argument's strategy asked whether the launch's geometry keeps its threads' parts
+/// disjoint, before anything is copied.
+pub fn check_partition<S: PartitioningStrategy>(
+    kernel: &'static str,
+    elements: usize,
+    geometry: &Geometry,
+) -> Result<(), Error> {
+    S::check_launch(elements, geometry.grid, geometry.block)
+        .map_err(|e| Error::Partition { kernel, message: e.message() })
+}
 
 /// By-value parameters: the value's bits in the slot.
 unsafe impl<T: DeviceCopy + Copy> KernelArg<param::Val<T>> for T {

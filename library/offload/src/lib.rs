@@ -36,6 +36,7 @@
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+pub mod arch;
 #[cfg(not(offload_device))]
 mod cuda;
 #[cfg(not(offload_device))]
@@ -62,12 +63,15 @@ mod memory;
 mod preload;
 #[cfg(not(offload_device))]
 mod ranges;
+pub mod region;
 #[cfg(not(offload_device))]
 mod rt;
 #[cfg(not(offload_device))]
 mod stream;
 #[cfg(not(offload_device))]
 pub mod sys;
+#[cfg(not(offload_device))]
+mod upstream;
 #[cfg(not(offload_device))]
 mod view;
 
@@ -83,7 +87,7 @@ pub use host_buffer::HostBuffer;
 #[cfg(not(offload_device))]
 pub use interop::{AsDevicePtr, AsDevicePtrMut, CudaStream, DevicePtr, DevicePtrMut};
 #[cfg(not(offload_device))]
-pub use launch::{Dim, Elements, KernelArg, PresentArg, SharedBytes, param};
+pub use launch::{Dim, Elements, KernelArg, Launch, PresentArg, SharedBytes, param};
 /// `#[offload::kernel]` by upstream's name (`core::offload::offload_kernel`).
 pub use offload_macros::kernel as offload_kernel;
 pub use offload_macros::{DeviceCopy, kernel};
@@ -91,6 +95,7 @@ pub use offload_macros::{DeviceCopy, kernel};
 pub use preload::{
     Preload, PreloadMut, preload, preload_mut, reclaim, try_preload, try_preload_mut,
 };
+pub use region::{LaunchError, PartitioningStrategy, RawRegion, Region};
 #[cfg(not(offload_device))]
 pub use stream::synchronize;
 #[cfg(not(offload_device))]
@@ -113,16 +118,16 @@ pub use view::{PresentSlice, PresentSliceMut};
 #[macro_export]
 macro_rules! launch {
     (on $device:expr, $kernel:path, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
-        <$kernel>::__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, $shared, $($arg),*)
+        $crate::__private::kernel($kernel).__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, $shared, ($($arg,)*))
     };
     (on $device:expr, $kernel:path, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        <$kernel>::__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, 0, $($arg),*)
+        $crate::__private::kernel($kernel).__offload_launch($crate::Device::runtime_id(&$device), $grid, $block, 0, ($($arg,)*))
     };
     ($kernel:path, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
-        <$kernel>::__offload_launch(-1, $grid, $block, $shared, $($arg),*)
+        $crate::__private::kernel($kernel).__offload_launch(-1, $grid, $block, $shared, ($($arg,)*))
     };
     ($kernel:path, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        <$kernel>::__offload_launch(-1, $grid, $block, 0, $($arg),*)
+        $crate::__private::kernel($kernel).__offload_launch(-1, $grid, $block, 0, ($($arg,)*))
     };
 }
 
@@ -184,6 +189,12 @@ macro_rules! __offload_fields {
     ($k:tt $a:tt $w:tt $t:tt [$($x:tt)+] $d:tt dyn_cache = $($rest:tt)*) => {
         ::core::compile_error!("duplicate field `dyn_cache`")
     };
+    ($k:tt $a:tt $w:tt $t:tt $c:tt [] device = - $v:literal $($rest:tt)*) => {
+        ::core::compile_error!(::core::concat!(
+            "`device` must be non-negative, not -", ::core::stringify!($v),
+            ": devices are numbered from 0 (leave `device` out for the default device)"
+        ))
+    };
     ($k:tt $a:tt $w:tt $t:tt $c:tt [] device = $v:expr $(, $($rest:tt)*)?) => {
         $crate::__offload_fields!($k $a $w $t $c [$v] $($($rest)*)?)
     };
@@ -203,13 +214,19 @@ macro_rules! __offload_fields {
         ::core::compile_error!("missing `args`")
     };
     ([$kernel:path] [($($arg:expr),*)] [$($w:expr)?] [$($t:expr)?] [$($c:expr)?] [$($d:expr)?]) => {
-        <$kernel>::__offload_launch(
-            $crate::__offload_or!([$($crate::__private::LaunchDevice::runtime_id(&$d))?] -1i64),
-            $crate::__offload_or!([$($w)?] [1u32, 1, 1]),
-            $crate::__offload_or!([$($t)?] [1u32, 1, 1]),
-            $crate::__offload_or!([$($c)?] 0u32),
-            $($arg),*
-        )
+        match $crate::__offload_or!(
+            [$($crate::__private::LaunchDevice::runtime_id(&$d))?]
+            ::core::result::Result::<i64, $crate::Error>::Ok(-1)
+        ) {
+            ::core::result::Result::Ok(device) => $crate::__private::kernel($kernel).__offload_launch(
+                device,
+                $crate::__offload_or!([$($w)?] [1u32, 1, 1]),
+                $crate::__offload_or!([$($t)?] [1u32, 1, 1]),
+                $crate::__offload_or!([$($c)?] 0u32),
+                ($($arg,)*)
+            ),
+            ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
+        }
     };
 }
 
@@ -241,15 +258,15 @@ macro_rules! __offload_or {
 #[macro_export]
 macro_rules! launch_async {
     (on $device:expr, $kernel:path, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
-        <$kernel>::__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, $shared, $($arg),*)
+        $crate::__private::kernel($kernel).__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, $shared, ($($arg,)*))
     };
     (on $device:expr, $kernel:path, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        <$kernel>::__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, 0, $($arg),*)
+        $crate::__private::kernel($kernel).__offload_launch_async($crate::Device::runtime_id(&$device), $grid, $block, 0, ($($arg,)*))
     };
     ($kernel:path, $grid:expr, $block:expr, shared = $shared:expr, ($($arg:expr),* $(,)?)) => {
-        <$kernel>::__offload_launch_async(-1, $grid, $block, $shared, $($arg),*)
+        $crate::__private::kernel($kernel).__offload_launch_async(-1, $grid, $block, $shared, ($($arg,)*))
     };
     ($kernel:path, $grid:expr, $block:expr, ($($arg:expr),* $(,)?)) => {
-        <$kernel>::__offload_launch_async(-1, $grid, $block, 0, $($arg),*)
+        $crate::__private::kernel($kernel).__offload_launch_async(-1, $grid, $block, 0, ($($arg,)*))
     };
 }

@@ -10,7 +10,8 @@ pub use crate::geometry::{Geometry, geometry_slot};
 pub use crate::intrinsics::arg_kind;
 #[cfg(not(offload_device))]
 pub use crate::launch::{
-    check_devices, check_launch_bounds, check_mapped, geometry, marker_size, status,
+    check_devices, check_launch_bounds, check_mapped, check_partition, geometry, marker_size,
+    status,
 };
 #[cfg(not(offload_device))]
 pub use crate::rt::require_device;
@@ -19,6 +20,88 @@ pub use crate::stream::{
     CudaImage, ModuleSource, Slot, cuda_module_source, launch_async, launch_sync, pending_launches,
     synchronize_pending,
 };
+
+/// Panics, in the constant `#[offload::kernel]` writes beside each kernel, with `message` where
+/// the kernel's module (`module_path`) is not within the kernels module the build names
+/// (`kernels`, from `MODULE_ENV`; no check where the build names none): the device images are
+/// built from the kernels module alone.
+pub const fn in_kernels_module(module_path: &str, kernels: Option<&str>, message: &str) {
+    let Some(kernels) = kernels else { return };
+    let (path, name) = (module_path.as_bytes(), kernels.as_bytes());
+    // Each segment after the crate's name.
+    let mut start = match first_separator(path, 0) {
+        Some(at) => at + 2,
+        None => panic!("{}", message),
+    };
+    loop {
+        let end = match first_separator(path, start) {
+            Some(at) => at,
+            None => path.len(),
+        };
+        if end - start == name.len() && same_bytes(path, start, name) {
+            return;
+        }
+        if end == path.len() {
+            panic!("{}", message);
+        }
+        start = end + 2;
+    }
+}
+
+/// The first `::` of `path` at or after `from`.
+const fn first_separator(path: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i + 1 < path.len() {
+        if path[i] == b':' && path[i + 1] == b':' {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether `path[at..]` starts with `name`.
+const fn same_bytes(path: &[u8], at: usize, name: &[u8]) -> bool {
+    let mut i = 0;
+    while i < name.len() {
+        if path[at + i] != name[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// A kernel's host-side type, as `#[offload::kernel]` writes it.
+pub trait Kernel {}
+
+/// What `launch!` and `offload!` take as `kernel`: a function marked `#[offload::kernel]`,
+/// whose host-side value is a function of no arguments returning the kernel's type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a kernel",
+    label = "not a function marked `#[offload::kernel]`",
+    note = "launch!, launch_async! and offload! take a function marked #[offload::kernel] in \
+            the kernels file (src/kernels.rs), which the device images are built from"
+)]
+pub trait KernelFn {
+    type Kernel: Kernel;
+    fn kernel(self) -> Self::Kernel;
+}
+
+#[diagnostic::do_not_recommend]
+impl<F: FnOnce() -> K, K: Kernel> KernelFn for F {
+    type Kernel = K;
+    #[inline(always)]
+    fn kernel(self) -> K {
+        self()
+    }
+}
+
+/// The kernel's type from the kernel as a value (`launch!`'s first argument).
+#[inline(always)]
+pub fn kernel<F: KernelFn>(kernel: F) -> F::Kernel {
+    kernel.kernel()
+}
 
 /// The sum of `sizes`, in a constant: a struct's size when its fields' sizes are these and it
 /// has no padding (`#[derive(DeviceCopy)]`'s check).
@@ -178,6 +261,19 @@ pub unsafe fn slice_mut<'a, T>(address: *mut u8, len: u64) -> &'a mut [T] {
     unsafe { core::slice::from_raw_parts_mut(elements::<T>(address, len).as_ptr(), len as usize) }
 }
 
+/// A `Region` parameter from its address and length slots.
+///
+/// # Safety
+/// As [`slice_mut`], and the launch's geometry passed the strategy's `check_launch`.
+#[inline(always)]
+pub unsafe fn region<'a, T, S: crate::PartitioningStrategy>(
+    address: *mut u8,
+    len: u64,
+) -> crate::Region<'a, T, S> {
+    // SAFETY: per the caller, and `elements`.
+    unsafe { crate::Region::from_raw_parts(elements::<T>(address, len), len as usize) }
+}
+
 /// The first element of a slice parameter: its address slot, or, for an empty slice or
 /// zero-sized elements (which are not mapped, so the slot may be null), a dangling, aligned
 /// address.
@@ -202,3 +298,23 @@ unsafe fn elements<T>(address: *mut u8, len: u64) -> NonNull<T> {
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use crate::host_offload::run_grid;
+
+#[cfg(test)]
+mod tests {
+    use super::in_kernels_module;
+
+    #[test]
+    fn kernels_are_found_within_the_kernels_module_only() {
+        let inside = |path| {
+            std::panic::catch_unwind(|| in_kernels_module(path, Some("kernels"), "x")).is_ok()
+        };
+        assert!(inside("demo::kernels"));
+        assert!(inside("demo::kernels::tensor"));
+        assert!(inside("demo::gpu::kernels"));
+        assert!(!inside("demo"));
+        assert!(!inside("demo::kernels_extra"));
+        assert!(!inside("demo::other::kernel"));
+        // No module named by the build: no check.
+        in_kernels_module("demo", None, "x");
+    }
+}

@@ -10,7 +10,7 @@ use offload_support::image_arg;
 
 use crate::Config;
 use crate::command::Cmd;
-use crate::image::{HOST_TRIPLE, Image, rustflags};
+use crate::image::{HOST_TRIPLE, Image, kernels_module, rustflags};
 use crate::project::Project;
 
 /// What cargo should do with the host package.
@@ -64,6 +64,9 @@ pub(crate) fn host_command(
         .args(project.selection.cargo_args())
         .env("CARGO_TARGET_DIR", project.build_dir.join("host"))
         .rustflags(&flags)
+        // The kernels module, whose kernels alone the images hold: a kernel elsewhere is a
+        // compile error at the kernel.
+        .env(offload_abi::kernel::MODULE_ENV, kernels_module(&project.kernels)?.1)
         .env("OFFLOAD_LD_IMAGES", images_env)
         .env("OFFLOAD_LD_ABI", &config.abi)
         .env("OFFLOAD_LD_RUNTIME_DIR", &config.runtime_dir)

@@ -184,7 +184,7 @@ pub(crate) fn image_crate_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The folder holding the kernels module and the module's name: `src/kernels.rs` and
 /// `src/kernels/mod.rs` are both the module `kernels` of `src`.
-fn kernels_module(file: &Path) -> Result<(PathBuf, String)> {
+pub(crate) fn kernels_module(file: &Path) -> Result<(PathBuf, String)> {
     let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
     let (folder, module) = if stem == "mod" {
         let dir = file.parent().unwrap_or(file);

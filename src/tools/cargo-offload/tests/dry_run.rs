@@ -105,7 +105,7 @@ fn host_line(verb: &str, env: &str) -> String {
     format!(
         "CARGO_TARGET_DIR=$PKG/target/offload/host RUSTFLAGS='-Clinker-plugin-lto -Clinker=$OFFLOAD_LD -Clinker-flavor=gcc \
 --check-cfg=cfg(offload_device) --check-cfg=cfg(offload_build,values(any())) --cfg=offload_build=\"$STAMP\"' \
-OFFLOAD_LD_IMAGES=x86_64-unknown-linux-gnu=$PKG/target/offload/device/x86_64-unknown-linux-gnu/release/libapp_offload_image.so \
+OFFLOAD_KERNELS_MODULE=kernels OFFLOAD_LD_IMAGES=x86_64-unknown-linux-gnu=$PKG/target/offload/device/x86_64-unknown-linux-gnu/release/libapp_offload_image.so \
 {env} cargo {verb} --release --target x86_64-unknown-linux-gnu --manifest-path $PKG/Cargo.toml --quiet"
     )
 }
