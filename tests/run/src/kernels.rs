@@ -695,3 +695,143 @@ pub fn wgmma_gemm<
     }
     wgmma::store(&acc, &mut MatrixMut::new(c, m, n), row0 + 64 * group, col0);
 }
+
+/// Each thread's element of `region` (`Linear1D`: along x), set to `value` plus its index.
+#[offload::kernel]
+pub fn fill_region(region: offload::Region<'_, f32, offload::region::Linear1D>, value: f32) {
+    let mut region = region;
+    let i = offload::gpu::global_id_x();
+    if let Some(x) = region.get_mut() {
+        *x = value + i as f32;
+    }
+}
+
+/// A 2D launch over rows of 16: element `y * 16 + x` gets `y * 100 + x`.
+#[offload::kernel]
+pub fn fill_rows(mut grid: offload::Region<'_, u32, offload::region::Linear2D<16>>) {
+    let (x, y) = (offload::gpu::global_id_x(), offload::gpu::global_id_y());
+    if let Some(cell) = grid.get_mut() {
+        *cell = (y * 100 + x) as u32;
+    }
+}
+
+/// A strategy of the program's own: each thread gets `N` consecutive elements, a `&mut [T]`
+/// (the last thread fewer).
+pub struct Chunks<const N: usize>;
+
+// SAFETY: along x alone, thread `i`'s chunk `[i * N, i * N + N)` is its own.
+unsafe impl<const N: usize> offload::PartitioningStrategy for Chunks<N> {
+    type View<'a, T: 'a> = &'a [T];
+    type ViewMut<'a, T: 'a> = &'a mut [T];
+
+    fn index() -> usize {
+        offload::gpu::global_id_x() * N
+    }
+
+    unsafe fn get<'a, T>(ptr: core::ptr::NonNull<T>, len: usize) -> Option<&'a [T]> {
+        let start = Self::index();
+        (start < len).then(|| unsafe {
+            core::slice::from_raw_parts(ptr.as_ptr().add(start), N.min(len - start))
+        })
+    }
+
+    unsafe fn get_mut<'a, T>(ptr: core::ptr::NonNull<T>, len: usize) -> Option<&'a mut [T]> {
+        let start = Self::index();
+        (start < len).then(|| unsafe {
+            core::slice::from_raw_parts_mut(ptr.as_ptr().add(start), N.min(len - start))
+        })
+    }
+
+    fn check_launch(_len: usize, grid: [u32; 3], block: [u32; 3]) -> Result<(), offload::LaunchError> {
+        if N == 0 || grid[1..] != [1, 1] || block[1..] != [1, 1] {
+            return Err(offload::LaunchError::new("Chunks needs N > 0 and a launch along x"));
+        }
+        Ok(())
+    }
+}
+
+/// Doubles each thread's chunk of four and writes the chunk's sum at its first element's
+/// place in `sums` (read back through `Region::get`).
+#[offload::kernel]
+pub fn double_chunks(mut values: offload::Region<'_, u32, Chunks<4>>, sums: &mut [u32]) {
+    let i = offload::gpu::global_id_x();
+    if let Some(chunk) = values.get_mut() {
+        for v in chunk.iter_mut() {
+            *v *= 2;
+        }
+    }
+    if let Some(chunk) = values.get()
+        && i < sums.len()
+    {
+        sums[i] = chunk.iter().sum();
+    }
+}
+
+/// Kernels as upstream's programs write them, each named after the upstream file it follows
+/// (tests/codegen-llvm/gpu_offload/ of rust-lang/rust): private functions, `#[no_mangle]`,
+/// the `gpu-kernel` ABI, `-> ()`, and `core::arch::nvptx`'s indices through `offload::arch`.
+/// Only the raw pointers upstream's take are references here (see docs/UPSTREAM.md).
+pub mod upstream {
+    use offload::arch::nvptx::{_block_dim_x, _block_idx_x, _thread_idx_x};
+    use offload::{Region, offload_kernel};
+    use offload::region::Linear1D;
+
+    /// gpu_host.rs's `_kernel_1` (and offload_intrinsic.rs's `_kernel`).
+    #[offload_kernel]
+    #[unsafe(no_mangle)]
+    #[allow(clippy::needless_range_loop)]
+    fn _kernel_1(x: &mut [f32; 256]) {
+        for i in 0..256 {
+            x[i] = 21.0;
+        }
+    }
+
+    /// control_flow.rs's `foo`, which reads `A` (upstream: a `*const [f32; 6]`); its thread 0
+    /// adds the sum to `total`, so that the launches show.
+    #[offload_kernel]
+    extern "gpu-kernel" fn control_flow_foo(a: &[f32; 6], total: &mut f32) -> () {
+        // SAFETY: none needed (upstream's are `unsafe`).
+        let i = unsafe { _thread_idx_x() + _block_idx_x() * _block_dim_x() };
+        if i == 0 {
+            *total += a.iter().sum::<f32>();
+        }
+    }
+
+    /// scalar_host.rs's `foo(x: *mut f32, k: f32)`.
+    #[offload_kernel]
+    fn scalar_foo(x: &mut f32, k: f32) {
+        *x = k;
+    }
+
+    /// slice_host.rs's `foo(x: &mut [f32])`.
+    #[offload_kernel]
+    fn slice_foo(x: &mut [f32]) {
+        for (i, v) in x.iter_mut().enumerate() {
+            *v = i as f32;
+        }
+    }
+
+    /// region_host.rs's `foo(region: Region<'_, f32, Dummy>)`, with a strategy that exists.
+    #[offload_kernel]
+    fn region_foo(mut region: Region<'_, f32, Linear1D>) {
+        if let Some(x) = region.get_mut() {
+            *x += 1.0;
+        }
+    }
+
+    /// device_check.rs's `kernel()`.
+    #[offload_kernel]
+    #[unsafe(no_mangle)]
+    fn kernel() {}
+
+    /// core::offload's documentation example (upstream: `x: *mut [f64; 256]`).
+    #[offload_kernel]
+    fn doc_kernel(x: &mut [f64; 256]) {
+        let n = x.len();
+        // SAFETY: none needed (upstream's are `unsafe`).
+        let i = unsafe { (_thread_idx_x() + _block_idx_x() * _block_dim_x()) as usize };
+        if i < n {
+            x[i] = i as f64;
+        }
+    }
+}

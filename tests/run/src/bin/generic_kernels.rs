@@ -1,6 +1,7 @@
 //! Generic kernels: `axpy<T>` launched as f32, f64 and i32, and `tile_sums<TILE>` with two tile
 //! sizes, each instance its own entry point in the device images, checked against the CPU;
-//! an instance launched asynchronously over preloaded data too.
+//! an instance launched asynchronously over preloaded data too; the f64 launches name no
+//! instance, which their arguments name.
 //@ run: 1000 => h2d=12 d2h=6
 
 #[allow(dead_code)]
@@ -18,7 +19,8 @@ fn main() -> Result<(), offload::Error> {
 
     let x64: Vec<f64> = (0..n).map(|i| i as f64 * 1e-3).collect();
     let mut y64 = vec![2.0f64; n];
-    offload::launch!(kernels::axpy::<f64>, blocks, 128, (3.0f64, &x64[..], &mut y64[..]))?;
+    // The instance the arguments name: `axpy::<f64>`.
+    offload::launch!(kernels::axpy, blocks, 128, (3.0f64, &x64[..], &mut y64[..]))?;
     assert!(y64.iter().zip(&x64).all(|(&y, &x)| y == 3.0 * x + 2.0), "f64");
 
     let xi: Vec<i32> = (0..n as i32).map(|i| i - 500).collect();
@@ -47,7 +49,7 @@ fn main() -> Result<(), offload::Error> {
         let x = offload::preload(&x64[..]);
         let mut dy = offload::preload_mut(&mut y[..]);
         for _ in 0..3 {
-            offload::launch_async!(kernels::axpy::<f64>, blocks, 128, (1.0f64, &x, &mut dy))?;
+            offload::launch_async!(kernels::axpy, blocks, 128, (1.0f64, &x, &mut dy))?;
         }
     }
     let expected = |y0: f64, x: f64| (0..3).fold(y0, |y, _| 1.0 * x + y);
