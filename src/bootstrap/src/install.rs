@@ -1,8 +1,7 @@
-//! `x.py install [--root DIR] [--debug]`: `cargo offload` for packages anywhere: cargo-offload
-//! and offload-ld (which it finds beside itself) installed by `cargo install` into `DIR/bin`
-//! (cargo's default root: `~/.cargo/bin`), after what every build needs (setup, ptxas in this
-//! repository's `.venv`). A package made by `cargo offload new` depends on this repository's
-//! `library/offload`, through which the tools find ptxas and the nvptx sysroot cache here.
+//! `x.py install [--root DIR] [--debug]`: `cargo offload` for packages anywhere: the
+//! cargo-offload package, whose two binaries (cargo-offload and offload-ld, which it finds
+//! beside itself) `cargo install` puts into `DIR/bin` (cargo's default root: `~/.cargo/bin`).
+//! What the tool needs besides (ptxas, the nvptx sysroot) it keeps in its own cache folder.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,8 +10,8 @@ use anyhow::{Result, bail};
 
 use crate::shell;
 
-/// The packages installed, each with its binary.
-const TOOLS: [&str; 2] = ["src/tools/cargo-offload", "src/tools/offload-ld"];
+/// The package installed: cargo-offload and offload-ld.
+const TOOL: &str = "src/tools/cargo-offload";
 
 /// Where, and how.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -24,7 +23,8 @@ pub(crate) struct Options {
 
 /// Installs the tools; returns the folder of their binaries.
 pub(crate) fn install(root: &Path, options: &Options) -> Result<PathBuf> {
-    for package in TOOLS {
+    {
+        let package = TOOL;
         let mut cmd = Command::new("cargo");
         cmd.current_dir(root).args(["install", "--quiet", "--locked", "--path", package]);
         if let Some(dir) = &options.root {

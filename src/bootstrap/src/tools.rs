@@ -22,8 +22,6 @@ pub(crate) fn build(root: &Path) -> Result<Tools> {
             "-p",
             "cargo-offload",
             "-p",
-            "offload-ld",
-            "-p",
             "offload_codegen",
             "-p",
             "offload-compiletest",

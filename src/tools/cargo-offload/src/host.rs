@@ -30,7 +30,9 @@ pub(crate) fn host_command(
     let linker = &config.offload_ld;
     if !config.runner.dry_run && !linker.is_file() {
         bail!(
-            "offload-ld not found at {} (build it: cargo build -p offload-ld, or ./x.py build)",
+            "the link stage offload-ld is missing at {}: it is cargo-offload's second binary, \
+             installed beside it by `cargo install --path <checkout>/src/tools/cargo-offload` \
+             (or ./x.py install); OFFLOAD_LD names another",
             linker.display()
         );
     }

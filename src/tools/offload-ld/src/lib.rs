@@ -9,6 +9,9 @@
 //!
 //! `offload-ld nvptx IN.bc -o OUT.ptx --cpu sm_90 --kernel K...`, run by `cargo offload`, is
 //! the NVIDIA image's link instead (device.rs).
+//!
+//! The binary is cargo-offload's second one (`src/bin/offload-ld.rs` there), so that one
+//! `cargo install` installs both.
 
 mod device;
 mod env;
@@ -26,7 +29,8 @@ use crate::env::LinkConfig;
 use crate::inputs::{Bitcode, Inputs};
 use crate::units::Cache;
 
-fn main() -> ExitCode {
+/// The `offload-ld` command.
+pub fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.split_first() {
         Some((mode, rest)) if mode == device::MODE => device::run(rest),

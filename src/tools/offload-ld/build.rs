@@ -1,8 +1,0 @@
-//! An rpath to the libLLVM the lowering links against (exported by `offload_codegen`), so the
-//! linker wrapper runs whatever toolchain the program is built with.
-
-fn main() {
-    let lib = std::env::var("DEP_OFFLOAD_LLVM_LIB_DIR")
-        .expect("offload_codegen exports its libLLVM folder");
-    println!("cargo:rustc-link-arg-bins=-Wl,-rpath,{lib}");
-}
