@@ -5,7 +5,9 @@ mod anchor_clang;
 mod bench;
 mod bundle;
 mod config;
+mod docs_suite;
 mod install;
+mod install_suite;
 mod programs;
 mod sanitize;
 mod setup;
@@ -36,12 +38,12 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Install what the build needs (Debian packages as root, rust-src, ptxas into .venv) and
+    /// Install what the build needs (Debian packages as root, rust-src, ptxas into cargo offload's folder) and
     /// build the tools (cargo-offload, offload-ld, offload-lower, compiletest).
     Setup,
     /// The same as setup.
     Build,
-    /// Run test suites (default: unit, codegen, ptx, ui, run, tsan, install), or `gpu` (the run
+    /// Run test suites (default: unit, codegen, ptx, ui, docs, run, tsan, install), or `gpu` (the run
     /// suite on an NVIDIA GPU, NVIDIA image only; on a machine without cargo, over the programs
     /// built here before). A test file of the codegen, ui or ptx suite
     /// (tests/codegen/NAME.rs) runs that test alone.
@@ -163,7 +165,7 @@ fn run(command: Command) -> Result<()> {
 fn prepare(root: &std::path::Path, config: &Config) -> Result<tools::Tools> {
     setup::setup(config)?;
     let tools = tools::build(root)?;
-    setup::setup_ptxas(root, config, &tools)?;
+    setup::setup_ptxas(config, &tools)?;
     Ok(tools)
 }
 

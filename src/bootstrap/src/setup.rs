@@ -12,7 +12,7 @@ use crate::shell;
 use crate::tools::Tools;
 
 /// Debian packages: the runtime, its headers and device bitcode, FileCheck, and Python's venv
-/// (ptxas comes from PyPI into the project's `.venv`).
+/// (ptxas comes from PyPI into cargo offload's own folder).
 const PACKAGES: &[&str] = &["libomp5-19", "libomp-19-dev", "llvm-19-tools", "python3-venv"];
 
 /// The Debian packages and the toolchain with its components (ptxas comes later, from a built
@@ -110,14 +110,12 @@ fn install_rust_src(sysroot: &Path) -> Result<()> {
     Ok(())
 }
 
-/// CUDA 11.8's ptxas for the NVIDIA image, installed into `.venv` by `cargo offload setup`
+/// CUDA 11.8's ptxas for the NVIDIA image, installed by `cargo offload setup` into the tool's
+/// own folder (`OFFLOAD_HOME`, else `~/.cache/offload`)
 /// (unless config.toml names one).
-pub(crate) fn setup_ptxas(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
+pub(crate) fn setup_ptxas(config: &Config, tools: &Tools) -> Result<()> {
     if config.nvptx.ptxas.is_some() {
         return Ok(());
     }
-    shell::runner().run(
-        "cargo offload setup",
-        Command::new(&tools.cargo_offload).arg("setup").arg("--root").arg(root),
-    )
+    shell::runner().run("cargo offload setup", Command::new(&tools.cargo_offload).arg("setup"))
 }

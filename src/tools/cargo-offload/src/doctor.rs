@@ -25,14 +25,12 @@ struct Line {
 /// missing (the runtime or the link stage).
 pub(crate) fn doctor(runtime_dir: &Path, offload_ld: &Path) -> Result<bool> {
     let runner = Runner::default();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
-    let repo = repo.canonicalize().unwrap_or(repo);
     let lines = [
         toolchain(&runner),
         link_stage(&runner, offload_ld),
         runtime(runtime_dir),
-        ptxas(&runner, &repo),
-        sysroots(&repo),
+        ptxas(&runner),
+        sysroots(),
         gpus(&runner),
     ];
     println!("cargo offload doctor:");
@@ -131,10 +129,12 @@ fn runtime(dir: &Path) -> Line {
 }
 
 /// ptxas, its version, and the cubin format it writes (libomptarget 19 loads ELF ABI version 7).
-fn ptxas(runner: &Runner, repo: &Path) -> Line {
+fn ptxas(runner: &Runner) -> Line {
     let what = "ptxas";
-    let fix = format!("cargo offload setup --root {} (CUDA 11.8's, from PyPI)", repo.display());
-    let ptxas = match nvptx::find_ptxas(None, Some(repo)) {
+    let fix = "cargo offload setup (CUDA 11.8's, from PyPI; the first build of an NVIDIA image \
+               installs it too)"
+        .to_owned();
+    let ptxas = match nvptx::find_ptxas(None) {
         Ok(ptxas) => ptxas,
         Err(e) => return Line { what, fix: Some(fix), found: format!("{e:#}") },
     };
@@ -170,10 +170,13 @@ fn cubin_format(ptxas: &Path) -> Result<()> {
     nvptx::check_cubin(&cubin, cpu)
 }
 
-/// The nvptx sysroots built for this repository (one per toolchain and GPU).
-fn sysroots(repo: &Path) -> Line {
+/// The nvptx sysroots built (one per toolchain and GPU), in the tool's own folder.
+fn sysroots() -> Line {
     let what = "nvptx sysroot";
-    let cache = repo.join("build/nvptx-sysroot");
+    let cache = match offload_support::home::sysroot_dir() {
+        Ok(dir) => dir,
+        Err(e) => return Line { what, fix: Some(format!("{e:#}")), found: String::new() },
+    };
     let mut built: Vec<String> = std::fs::read_dir(&cache)
         .into_iter()
         .flatten()

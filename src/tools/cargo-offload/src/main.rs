@@ -57,11 +57,9 @@ enum Sub {
         #[arg(long, default_value = offload_abi::runtime::DEFAULT_DIR)]
         runtime_dir: PathBuf,
     },
-    /// Install CUDA 11.8's ptxas (PyPI nvidia-cuda-nvcc-cu11) into <ROOT>/.venv.
+    /// Install CUDA 11.8's ptxas (PyPI nvidia-cuda-nvcc-cu11) into the tool's own folder
+    /// (OFFLOAD_HOME, else ~/.cache/offload) ahead of the first build, which would do it.
     Setup {
-        /// The folder whose .venv receives ptxas (default: the current folder).
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
         #[arg(short, long)]
         verbose: bool,
     },
@@ -280,11 +278,9 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Sub::Doctor { runtime_dir } => Ok(u8::from(!doctor::doctor(&runtime_dir, &offload_ld()?)?)),
-        Sub::Setup { root, verbose } => {
-            let ptxas = nvptx::install_ptxas(&root, &Runner { verbose, ..Runner::default() })?;
-            if verbose {
-                eprintln!("offload: ptxas at {}", ptxas.display());
-            }
+        Sub::Setup { verbose } => {
+            let ptxas = nvptx::install_ptxas(&Runner { verbose, ..Runner::default() })?;
+            eprintln!("offload: ptxas at {}", ptxas.display());
             Ok(0)
         }
         Sub::Run(args) => {
@@ -477,7 +473,7 @@ fn device_images(
             if config.runner.dry_run { Vec::new() } else { image::exported_kernels(&host.path)? };
         Ok((host, kernels))
     };
-    let mut opts = nvptx::NvptxOptions::new(project);
+    let mut opts = nvptx::NvptxOptions::new()?;
     opts.target_cpu = args.target_cpu.clone();
     opts.ptxas = args.ptxas.clone();
     // What the NVIDIA image needs beyond the host-offload one: ptxas and a nightly rustc. Where
@@ -486,8 +482,11 @@ fn device_images(
         Devices::Host => None,
         Devices::Cuda | Devices::All => Some(nvptx::nightly_rustc(rustc, &config.runner)?),
         Devices::Auto => {
-            let ptxas =
-                nvptx::find_ptxas(opts.ptxas.as_deref(), nvptx::repo_root(project).as_deref());
+            let ptxas = if config.runner.dry_run {
+                nvptx::find_ptxas(opts.ptxas.as_deref())
+            } else {
+                nvptx::ensure_ptxas(opts.ptxas.as_deref(), &config.runner)
+            };
             match ptxas.and_then(|_| nvptx::nightly_rustc(rustc, &config.runner)) {
                 Ok(nightly) => Some(nightly),
                 Err(e) => {

@@ -24,7 +24,7 @@ use offload_support::toolchain;
 
 pub(crate) use self::ptx::check_ptx;
 use self::ptx::{arch_specific, registration_stub};
-pub(crate) use self::ptxas::{find_ptxas, install_ptxas, ptxas_version};
+pub(crate) use self::ptxas::{ensure_ptxas, find_ptxas, install_ptxas, ptxas_version};
 use crate::Config;
 use crate::command::{Cmd, Runner};
 use crate::image::{Image, ImageShape, Made, image_crate_files, write_image_crate};
@@ -89,15 +89,14 @@ pub(crate) struct NvptxOptions {
 }
 
 impl NvptxOptions {
-    /// sm_90, ptxas found, and the sysroot cache of the repository `offload` comes from
-    /// (`<repo>/build/nvptx-sysroot`, shared with the `nvptx-sysroot` tool and every example), or
-    /// `<target>/offload/nvptx-sysroot` when `offload` lies outside such a repository.
-    pub(crate) fn new(project: &Project) -> Self {
-        let sysroot_cache = match repo_root(project) {
-            Some(repo) => repo.join("build").join("nvptx-sysroot"),
-            None => project.build_dir.join("nvptx-sysroot"),
-        };
-        NvptxOptions { target_cpu: DEFAULT_TARGET_CPU.to_owned(), ptxas: None, sysroot_cache }
+    /// sm_90, ptxas found, and the sysroot cache in the tool's own folder
+    /// (`<OFFLOAD_HOME>/nvptx-sysroot`, shared by every package and the `nvptx-sysroot` tool).
+    pub(crate) fn new() -> Result<Self> {
+        Ok(NvptxOptions {
+            target_cpu: DEFAULT_TARGET_CPU.to_owned(),
+            ptxas: None,
+            sysroot_cache: offload_support::home::sysroot_dir()?,
+        })
     }
 }
 
@@ -122,11 +121,13 @@ pub(crate) fn build_nvptx_image(
     sm_number(cpu)?;
     let dry_run = config.runner.dry_run;
 
-    // 1. ptxas, before anything slow: a missing one should not cost a sysroot build first.
-    let ptxas = match find_ptxas(opts.ptxas.as_deref(), repo_root(project).as_deref()) {
-        Ok(ptxas) => ptxas,
-        Err(_) if dry_run => opts.ptxas.clone().unwrap_or_else(|| PathBuf::from("ptxas")),
-        Err(e) => return Err(e),
+    // 1. ptxas, before anything slow: a missing one should not cost a sysroot build first. The
+    //    tool's own is installed on first use.
+    let ptxas = if dry_run {
+        find_ptxas(opts.ptxas.as_deref())
+            .unwrap_or_else(|_| opts.ptxas.clone().unwrap_or_else(|| PathBuf::from("ptxas")))
+    } else {
+        ensure_ptxas(opts.ptxas.as_deref(), &config.runner)?
     };
 
     // 2. The sysroot: core, alloc and compiler_builtins for nvptx64, from the same rustc that
@@ -155,13 +156,21 @@ pub(crate) fn build_nvptx_image(
     // 4. One module: fat LTO over the kernels, `offload`, core and alloc. The proc-macro
     //    `offload-macros` is built for the host (RUSTFLAGS do not reach host units with --target).
     let target_cpu_flag = format!("-Ctarget-cpu={cpu}");
-    let flags = [
+    let mut flags = vec![
         sysroot_flag.as_str(),
         "--cfg",
         "offload_device",
         "--check-cfg=cfg(offload_device)",
         &target_cpu_flag,
     ];
+    // A sysroot built again in its folder (a damaged one, a removed cache) holds other crates
+    // under the same path: its libraries' record in the flags makes cargo rebuild what was
+    // built against the old ones.
+    let libraries = sysroot_libraries(&sysroot);
+    let libraries_cfg = libraries.map(|digest| format!("--cfg=offload_sysroot=\"{digest}\""));
+    if let Some(cfg) = &libraries_cfg {
+        flags.extend([cfg.as_str(), "--check-cfg=cfg(offload_sysroot,values(any()))"]);
+    }
     let linker = std::env::current_exe().context("finding cargo-offload's own path")?;
     let compile = Cmd::new(&config.cargo)
         .args(["rustc", "--release", "--target", NVPTX_TRIPLE, "--lib", "--manifest-path"])
@@ -175,7 +184,7 @@ pub(crate) fn build_nvptx_image(
         // build runs beside the host-offload image's.
         .env("CARGO_TARGET_DIR", project.build_dir.join("device-nvptx"))
         .env("RUSTC", rustc)
-        .rustflags(&flags.map(str::to_owned))
+        .rustflags(&flags.iter().map(|f| f.to_string()).collect::<Vec<_>>())
         .env(AS_LINKER, "1");
     config.status(&format!("building the nvptx64 image of {} ({cpu})", project.name));
     // The bitcode is one file whatever the settings, but cargo keeps a fingerprint per setting:
@@ -315,18 +324,13 @@ pub(crate) fn build_nvptx_image(
     made.tools.extend(sysroot.parent().map(|d| d.join("stamp")));
     made.tools.extend(lib_files);
     made.tools.push(libs);
-    // Where ptxas is looked for without --ptxas or OFFLOAD_PTXAS: a Python folder that appears
-    // there could hold another.
-    made.tools.extend(repo_root(project).map(|repo| repo.join(".venv").join("lib")));
     Ok(Image { triple: NVPTX_TRIPLE, path: cubin, made })
 }
 
-/// The repository `offload` comes from (`<repo>/library/offload`), where `.venv` and `build` are.
-pub(crate) fn repo_root(project: &Project) -> Option<PathBuf> {
-    project
-        .offload
-        .ends_with("library/offload")
-        .then(|| project.offload.ancestors().nth(2).map(Path::to_path_buf))?
+/// A digest of the record of a cached sysroot's libraries (none for a toolchain's own).
+fn sysroot_libraries(sysroot: &Path) -> Option<String> {
+    let record = std::fs::read(sysroot.parent()?.join("libraries")).ok()?;
+    Some(blake3::hash(&record).to_hex()[..16].to_owned())
 }
 
 /// The rustc of the package's toolchain: `RUSTC`, else `rustup which rustc` in the package's

@@ -73,13 +73,14 @@ fn cargo_offload_with(
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_TARGET_DIR")
         .env("OFFLOAD_LD", "/opt/offload-ld")
+        .env("OFFLOAD_HOME", dry_run_home())
         .env("CARGO", "cargo");
     let out = adjust(&mut cmd).output().unwrap();
     let pkg_text = pkg.canonicalize().unwrap().display().to_string();
-    let repo = offload_dir().parent().unwrap().parent().unwrap().display().to_string();
+    let home = dry_run_home().display().to_string();
     let stdout = String::from_utf8_lossy(&out.stdout)
         .replace(&pkg_text, "$PKG")
-        .replace(&format!("{repo}/build/nvptx-sysroot"), "$SYSROOTS")
+        .replace(&format!("{home}/nvptx-sysroot"), "$SYSROOTS")
         .replace(&offload_dir().display().to_string(), "$OFFLOAD")
         .replace("/opt/offload-ld", "$OFFLOAD_LD")
         .replace(env!("CARGO_BIN_EXE_cargo-offload"), "$CARGO_OFFLOAD");
@@ -96,6 +97,12 @@ fn cargo_offload_with(
         .collect::<Vec<_>>()
         .join("\n");
     (out.status.success(), stdout, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The tool's own folder in these runs: nothing is installed there (a dry run installs
+/// nothing).
+fn dry_run_home() -> std::path::PathBuf {
+    std::env::temp_dir().join("offload-dry-run-home")
 }
 
 const IMAGE_LINE: &str = "CARGO_TARGET_DIR=$PKG/target/offload/device RUSTC=$RUSTC RUSTFLAGS='--cfg offload_device --check-cfg=cfg(offload_device) -Clink-arg=-Wl,-z,nodelete' \

@@ -7,6 +7,8 @@
 //!                                                e.g. e50aa6fba4e6-sm_90-1f0c9a2b; a locally
 //!                                                built rustc's is local-<16 hex digits>-...
 //!         stamp                                  recipe, target cpu and `rustc -vV`
+//!         libraries                              each library's digest, size and name: an
+//!                                                entry whose files differ is rebuilt
 //!         sysroot/lib/rustlib/nvptx64-nvidia-cuda/lib/
 //!             libcore.rlib libcompiler_builtins.rlib liballoc.rlib
 //!         src/vendor/compiler_builtins-<version>/    patched for nvptx64
@@ -35,6 +37,9 @@ const HASH_DIGITS: usize = 12;
 
 /// Staging folders this old were left by a killed build (a build takes about 30 s).
 const LEFTOVER_AGE: Duration = Duration::from_secs(60 * 60);
+
+/// The file of an entry recording its libraries.
+const LIBRARIES: &str = "libraries";
 
 /// Name prefixes of the folders an entry is built in, and of outdated entries being removed.
 const STAGING_PREFIX: &str = ".staging-";
@@ -83,6 +88,29 @@ impl Entry {
         fs::read_to_string(self.dir().join("stamp")).is_ok_and(|stamp| stamp == self.stamp)
     }
 
+    /// Whether the complete entry's libraries are the ones it was built with, else what
+    /// differs (a file truncated, changed or missing since: a disk or a hand that damaged it).
+    pub(crate) fn check_libraries(&self) -> Result<(), String> {
+        let recorded = fs::read_to_string(self.dir().join(LIBRARIES))
+            .map_err(|e| format!("its `{LIBRARIES}` record cannot be read: {e}"))?;
+        let found = libraries_record(&self.sysroot()).map_err(|e| format!("{e:#}"))?;
+        if recorded == found {
+            return Ok(());
+        }
+        let lines = |text: &str| text.lines().map(str::to_owned).collect::<Vec<_>>();
+        let (recorded, found) = (lines(&recorded), lines(&found));
+        let changed = recorded
+            .iter()
+            .filter(|line| !found.contains(line))
+            .filter_map(|line| line.rsplit(' ').next())
+            .collect::<Vec<_>>();
+        Err(if changed.is_empty() {
+            "it holds libraries it was not built with".to_owned()
+        } else {
+            format!("{} changed since it was built", changed.join(", "))
+        })
+    }
+
     /// A fresh staging folder to build this entry in.
     pub(crate) fn stage(&self) -> Result<Staging> {
         fs::create_dir_all(&self.cache_dir).with_context(|| {
@@ -117,9 +145,10 @@ impl Staging {
     /// same entry first, keeps that one; one whose stamp differs (built by another toolchain of
     /// the same commit, or unfinished) is replaced.
     pub(crate) fn commit(self, entry: &Entry) -> Result<()> {
+        fs::write(self.path().join(LIBRARIES), libraries_record(&self.sysroot())?)?;
         fs::write(self.path().join("stamp"), &entry.stamp)?;
         let dest = entry.dir();
-        if dest.exists() && !entry.is_complete() {
+        if dest.exists() && !(entry.is_complete() && entry.check_libraries().is_ok()) {
             discard(&entry.cache_dir, &dest)?;
         }
         match fs::rename(self.path(), &dest) {
@@ -133,6 +162,24 @@ impl Staging {
                 .with_context(|| format!("cannot move the new sysroot to {}", dest.display())),
         }
     }
+}
+
+/// What `libraries` records of a sysroot: a line per library (digest, bytes, name), by name.
+fn libraries_record(sysroot: &Path) -> Result<String> {
+    let dir = sysroot.join("lib/rustlib").join(crate::toolchain::TARGET).join("lib");
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut record = String::new();
+    for name in names {
+        let bytes = fs::read(dir.join(&name))
+            .with_context(|| format!("cannot read {}", dir.join(&name).display()))?;
+        record += &format!("{} {} {name}\n", blake3::hash(&bytes).to_hex(), bytes.len());
+    }
+    Ok(record)
 }
 
 /// Removes `dir` after first renaming it aside, so no reader sees it half deleted.
@@ -169,5 +216,68 @@ fn remove_leftovers(cache_dir: &Path) {
         if leftover && age.is_some_and(|age| age > LEFTOVER_AGE) {
             let _ = fs::remove_dir_all(entry.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toolchain() -> Toolchain {
+        Toolchain {
+            rustc: PathBuf::from("/toolchain/bin/rustc"),
+            sysroot: PathBuf::from("/toolchain"),
+            verbose_version: "rustc 1.97.0-nightly".to_owned(),
+            release: "1.97.0-nightly".to_owned(),
+            commit_hash: Some("e50aa6fba4e63ab34c72bf9acfd2c307c1155d1a".to_owned()),
+        }
+    }
+
+    /// Stages an entry whose libraries are `core` and `alloc` holding `text`, and commits it.
+    fn build(entry: &Entry, text: &str) {
+        let staging = entry.stage().unwrap();
+        let lib = staging.sysroot().join("lib/rustlib").join(crate::toolchain::TARGET).join("lib");
+        fs::create_dir_all(&lib).unwrap();
+        for name in ["libcore.rlib", "liballoc.rlib"] {
+            fs::write(lib.join(name), text).unwrap();
+        }
+        staging.commit(entry).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_library_is_found_and_its_entry_replaced() {
+        let cache = tempfile::tempdir().unwrap();
+        let entry = Entry::new(cache.path(), &toolchain(), "sm_90").unwrap();
+        build(&entry, "core and alloc");
+        assert!(entry.is_complete());
+        assert_eq!(entry.check_libraries(), Ok(()));
+
+        // Truncated since: the record names it.
+        let core = entry
+            .sysroot()
+            .join("lib/rustlib")
+            .join(crate::toolchain::TARGET)
+            .join("lib/libcore.rlib");
+        fs::write(&core, "core").unwrap();
+        let why = entry.check_libraries().unwrap_err();
+        assert_eq!(why, "libcore.rlib changed since it was built");
+
+        // A new build of the entry replaces the damaged one, though its stamp is whole.
+        build(&entry, "core and alloc, again");
+        assert_eq!(entry.check_libraries(), Ok(()));
+        assert_eq!(fs::read_to_string(&core).unwrap(), "core and alloc, again");
+    }
+
+    #[test]
+    fn an_interrupted_build_leaves_no_entry() {
+        let cache = tempfile::tempdir().unwrap();
+        let entry = Entry::new(cache.path(), &toolchain(), "sm_90").unwrap();
+        let staging = entry.stage().unwrap();
+        fs::create_dir_all(staging.sysroot()).unwrap();
+        // Killed here: the staging folder is all there is, and the entry is not complete.
+        std::mem::forget(staging);
+        assert!(!entry.is_complete());
+        build(&entry, "whole");
+        assert_eq!(entry.check_libraries(), Ok(()));
     }
 }

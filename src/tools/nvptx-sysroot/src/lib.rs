@@ -35,7 +35,7 @@ pub struct Config {
     /// The nightly rustc binary to use (e.g. from `rustup which rustc --toolchain nightly`).
     pub rustc: PathBuf,
     /// Where built sysroots are kept, one subfolder per toolchain and target CPU
-    /// (e.g. `<repo>/build/nvptx-sysroot`).
+    /// (`cargo offload`'s: `<OFFLOAD_HOME>/nvptx-sysroot`).
     pub cache_dir: PathBuf,
     /// The `-Ctarget-cpu` the crates are built for, e.g. `sm_90`.
     pub target_cpu: String,
@@ -65,7 +65,13 @@ pub fn ensure(cfg: &Config) -> Result<PathBuf> {
     }
     let entry = Entry::new(&cfg.cache_dir, &toolchain, &cfg.target_cpu)?;
     if entry.is_complete() {
-        return Ok(entry.sysroot());
+        match entry.check_libraries() {
+            Ok(()) => return Ok(entry.sysroot()),
+            Err(why) => eprintln!(
+                "offload: the nvptx sysroot in {} is damaged ({why}): building it again",
+                entry.dir().display()
+            ),
+        }
     }
     build(cfg, &toolchain, &entry, &shell)?;
     Ok(entry.sysroot())

@@ -1,6 +1,6 @@
 //! `nvptx-sysroot`: finds or builds the nvptx64 sysroot and prints its path.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -12,7 +12,7 @@ use nvptx_sysroot::{Config, DEFAULT_TARGET_CPU};
 #[derive(Parser)]
 #[command(name = "nvptx-sysroot")]
 struct Args {
-    /// Where built sysroots are kept [default: <repo>/build/nvptx-sysroot]
+    /// Where built sysroots are kept [default: cargo offload's, <OFFLOAD_HOME>/nvptx-sysroot]
     #[arg(long)]
     cache_dir: Option<PathBuf>,
     /// The GPU the crates are built for
@@ -45,7 +45,10 @@ fn run(args: Args) -> Result<PathBuf> {
             Some(rustc) => rustc,
             None => nightly_rustc()?,
         },
-        cache_dir: args.cache_dir.unwrap_or_else(default_cache_dir),
+        cache_dir: match args.cache_dir {
+            Some(dir) => dir,
+            None => offload_support::home::sysroot_dir()?,
+        },
         target_cpu: args.target_cpu,
         verbose: args.verbose,
     };
@@ -58,11 +61,4 @@ fn nightly_rustc() -> Result<PathBuf> {
     offload_support::toolchain::rustup_rustc(&runner, None, Some("nightly")).context(
         "no nightly rustc found (install it with `rustup toolchain install nightly`, or pass --rustc)",
     )
-}
-
-/// `<repo>/build/nvptx-sysroot`, the repository being the one this tool was built in.
-fn default_cache_dir() -> PathBuf {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let repo = manifest_dir.ancestors().nth(3).unwrap_or(manifest_dir);
-    repo.join("build/nvptx-sysroot")
 }

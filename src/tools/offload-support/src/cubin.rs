@@ -26,7 +26,7 @@ const CUDA_13_ABI_VERSION: u8 = 8;
 const EF_CUDA_SM: u32 = 0xff;
 
 /// What to do about a cubin from the wrong ptxas.
-const FIX: &str = "assemble with CUDA 11.8's ptxas: run ./x.py setup, which installs nvidia-cuda-nvcc-cu11==11.8.89 into .venv, or pass --ptxas <CUDA 11.8 ptxas>";
+const FIX: &str = "assemble with CUDA 11.8's ptxas: run cargo offload setup, which installs nvidia-cuda-nvcc-cu11==11.8.89 into the tool's own folder, or pass --ptxas <CUDA 11.8 ptxas>";
 
 /// Checks that the file at `path` is a cubin libomptarget 19 loads on a `target_cpu` GPU.
 pub fn check_cubin(path: &Path, target_cpu: &str) -> Result<()> {

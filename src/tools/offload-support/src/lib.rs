@@ -7,11 +7,13 @@
 //! - [`ptx`]: the directives of a PTX module (its `.entry` kernels);
 //! - [`symbols`]: the symbols a device image (an ELF file) defines;
 //! - [`image_arg`]: `TRIPLE=PATH`, how a device image is named to the lowering;
-//! - [`digest`]: stable digests of what the tools record on disk.
+//! - [`digest`]: stable digests of what the tools record on disk;
+//! - [`home`]: the folder where the installed tool keeps ptxas and the nvptx sysroots.
 
 pub mod command;
 pub mod cubin;
 pub mod digest;
+pub mod home;
 pub mod image_arg;
 pub mod ptx;
 pub mod symbols;

@@ -1,13 +1,18 @@
-//! CUDA 11.8's ptxas: where it is found, and how the project installs it (PyPI's
-//! `nvidia-cuda-nvcc-cu11`, into the repository's own `.venv`).
+//! CUDA 11.8's ptxas: where it is found, and how the tool installs it (PyPI's
+//! `nvidia-cuda-nvcc-cu11`, into a Python venv in its own folder, `<OFFLOAD_HOME>/ptxas`).
 //!
 //! Only 11.8's cubins load: CUDA 13's ptxas writes a new ELF header (ABI version 8) that
 //! libomptarget 19 rejects. 11.8 reads PTX ISA up to 7.8 and knows sm_90.
+//!
+//! The install is built in a staging folder beside its place and renamed into it, under a lock:
+//! a killed install leaves no half venv, two builds at once install it once, and one that does
+//! not run (`ptxas --version`) is installed again.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context as _, Result, anyhow, bail};
 
 use crate::command::{Cmd, Runner};
 
@@ -26,55 +31,109 @@ const RELEASE_11_8: &str = "release 11.8,";
 /// The wheel's ptxas, relative to a venv's `site-packages`.
 const WHEEL_PTXAS: &str = "nvidia/cuda_nvcc/bin/ptxas";
 
-/// The venv the project owns, relative to the repository.
-const VENV: &str = ".venv";
+/// Name prefix of the folders an install is staged in.
+const STAGING_PREFIX: &str = ".staging-ptxas-";
 
-/// The ptxas to assemble with: `explicit` (`--ptxas`), else `$OFFLOAD_PTXAS`, else the one in
-/// `<repo>/.venv` (see [`install_ptxas`]).
-pub(crate) fn find_ptxas(explicit: Option<&Path>, repo: Option<&Path>) -> Result<PathBuf> {
-    if let Some(path) = explicit {
-        return existing(path, "--ptxas");
+/// The ptxas to assemble with: `explicit` (`--ptxas`), else `$OFFLOAD_PTXAS`, else the tool's
+/// own (see [`install_ptxas`]).
+pub(crate) fn find_ptxas(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(path) = given(explicit)? {
+        return Ok(path);
     }
-    if let Some(path) = std::env::var_os(PTXAS_ENV).filter(|p| !p.is_empty()) {
-        return existing(Path::new(&path), PTXAS_ENV);
-    }
-    repo.and_then(venv_ptxas).ok_or_else(|| {
-        anyhow!("ptxas 11.8 not found (run ./x.py setup, which installs {PTXAS_PACKAGE} into .venv, or pass --ptxas)")
+    let dir = offload_support::home::ptxas_dir()?;
+    venv_ptxas(&dir).ok_or_else(|| {
+        anyhow!(
+            "ptxas 11.8 is not installed in {} (cargo offload setup installs it, as the first              build of an NVIDIA image does; or pass --ptxas)",
+            dir.display()
+        )
     })
 }
 
-/// Installs ptxas 11.8 into `<repo>/.venv` (creating the venv first) unless it is there
-/// already, checks its version, and returns its path.
-pub(crate) fn install_ptxas(repo: &Path, runner: &Runner) -> Result<PathBuf> {
-    if let Some(ptxas) = venv_ptxas(repo)
+/// As [`find_ptxas`], installing the tool's own first where it is missing or does not run.
+pub(crate) fn ensure_ptxas(explicit: Option<&Path>, runner: &Runner) -> Result<PathBuf> {
+    if let Some(path) = given(explicit)? {
+        return Ok(path);
+    }
+    if let Ok(ptxas) = find_ptxas(None)
         && check_version(&ptxas, runner).is_ok()
     {
         return Ok(ptxas);
     }
-    let venv = repo.join(VENV);
-    let python = venv.join("bin").join("python");
-    if !python.is_file() {
-        let create = Cmd::new("python3").args(["-m", "venv"]).arg(&venv);
-        runner.run(
-            "creating the python venv (python3 -m venv: on Debian, apt-get install python3-venv)",
-            &create,
-        )?;
+    install_ptxas(runner)
+}
+
+/// `--ptxas`, else `$OFFLOAD_PTXAS`, if either is given: it must exist.
+fn given(explicit: Option<&Path>) -> Result<Option<PathBuf>> {
+    if let Some(path) = explicit {
+        return existing(path, "--ptxas").map(Some);
     }
+    match std::env::var_os(PTXAS_ENV).filter(|p| !p.is_empty()) {
+        Some(path) => existing(Path::new(&path), PTXAS_ENV).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Installs ptxas 11.8 into `<OFFLOAD_HOME>/ptxas` unless a working one is there, and returns
+/// its path.
+pub(crate) fn install_ptxas(runner: &Runner) -> Result<PathBuf> {
+    let dir = offload_support::home::ptxas_dir()?;
+    let home = dir.parent().unwrap_or(&dir).to_path_buf();
+    std::fs::create_dir_all(&home).with_context(|| format!("creating {}", home.display()))?;
+    let lock = File::create(home.join("ptxas.lock"))
+        .with_context(|| format!("creating {}", home.join("ptxas.lock").display()))?;
+    lock.lock().with_context(|| format!("locking {}", home.join("ptxas.lock").display()))?;
+    // Another build may have installed it while this one waited.
+    if let Some(ptxas) = venv_ptxas(&dir) {
+        match check_version(&ptxas, runner) {
+            Ok(()) => return Ok(ptxas),
+            Err(e) => eprintln!("offload: {e:#}: installing ptxas again"),
+        }
+    }
+    remove_leftovers(&home);
+    let staging = tempfile::Builder::new()
+        .prefix(STAGING_PREFIX)
+        .tempdir_in(&home)
+        .with_context(|| format!("creating a staging folder in {}", home.display()))?;
+    eprintln!(
+        "offload: installing ptxas 11.8 ({PTXAS_PACKAGE}, from PyPI) into {}, once",
+        dir.display()
+    );
+    let create = Cmd::new("python3").args(["-m", "venv"]).arg(staging.path());
+    runner.run(
+        "creating the python venv (python3 -m venv: on Debian, apt-get install python3-venv)",
+        &create,
+    )?;
     let quiet = if runner.verbose { None } else { Some("--quiet") };
-    let pip = Cmd::new(&python)
+    let pip = Cmd::new(staging.path().join("bin").join("python"))
         .args(["-m", "pip", "install", "--disable-pip-version-check"])
         .args(quiet)
         .arg(PTXAS_PACKAGE);
-    runner.run(&format!("installing {PTXAS_PACKAGE} into {}", venv.display()), &pip)?;
+    runner.run(&format!("installing {PTXAS_PACKAGE} (pip)"), &pip)?;
     if runner.dry_run {
-        return Ok(venv_ptxas(repo)
-            .unwrap_or_else(|| venv.join("lib/<python>/site-packages").join(WHEEL_PTXAS)));
+        return Ok(dir.join("lib/<python>/site-packages").join(WHEEL_PTXAS));
     }
-    let ptxas = venv_ptxas(repo).ok_or_else(|| {
-        anyhow!("pip installed {PTXAS_PACKAGE}, but {}/lib/python*/site-packages/{WHEEL_PTXAS} is missing", venv.display())
+    let staged = venv_ptxas(staging.path()).ok_or_else(|| {
+        anyhow!(
+            "pip installed {PTXAS_PACKAGE}, but lib/python*/site-packages/{WHEEL_PTXAS} is missing"
+        )
     })?;
-    check_version(&ptxas, runner)?;
-    Ok(ptxas)
+    check_version(&staged, runner)?;
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    std::fs::rename(staging.path(), &dir)
+        .with_context(|| format!("moving the new venv to {}", dir.display()))?;
+    let _ = staging.keep();
+    venv_ptxas(&dir).ok_or_else(|| anyhow!("{} lost its ptxas", dir.display()))
+}
+
+/// Staging folders that killed installs left (none is in use: the caller holds the lock).
+fn remove_leftovers(home: &Path) {
+    for entry in std::fs::read_dir(home).into_iter().flatten().flatten() {
+        if entry.file_name().to_string_lossy().starts_with(STAGING_PREFIX) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The release line of `ptxas --version`, e.g. `Cuda compilation tools, release 11.8, V11.8.89`.
@@ -89,17 +148,14 @@ pub(crate) fn ptxas_version(ptxas: &Path, runner: &Runner) -> Result<String> {
 fn check_version(ptxas: &Path, runner: &Runner) -> Result<()> {
     let version = ptxas_version(ptxas, runner)?;
     if !version.contains(RELEASE_11_8) {
-        bail!(
-            "{} is not ptxas 11.8 ({version}); reinstall with: pip install {PTXAS_PACKAGE}",
-            ptxas.display()
-        );
+        bail!("{} is not ptxas 11.8 ({version})", ptxas.display());
     }
     Ok(())
 }
 
-/// `<repo>/.venv/lib/python*/site-packages/nvidia/cuda_nvcc/bin/ptxas`, if installed.
-fn venv_ptxas(repo: &Path) -> Option<PathBuf> {
-    let lib = repo.join(VENV).join("lib");
+/// `<venv>/lib/python*/site-packages/nvidia/cuda_nvcc/bin/ptxas`, if installed.
+fn venv_ptxas(venv: &Path) -> Option<PathBuf> {
+    let lib = venv.join("lib");
     let mut pythons: Vec<PathBuf> = std::fs::read_dir(lib)
         .ok()?
         .flatten()
@@ -123,14 +179,14 @@ mod tests {
 
     #[test]
     fn finds_the_venv_ptxas() {
-        let repo = tempfile::tempdir().unwrap();
-        assert!(venv_ptxas(repo.path()).is_none());
-        let bin = repo.path().join(".venv/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin");
+        let venv = tempfile::tempdir().unwrap();
+        assert!(venv_ptxas(venv.path()).is_none());
+        let bin = venv.path().join("lib/python3.11/site-packages/nvidia/cuda_nvcc/bin");
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::write(bin.join("ptxas"), "").unwrap();
-        assert_eq!(venv_ptxas(repo.path()), Some(bin.join("ptxas")));
-        assert_eq!(find_ptxas(Some(&bin.join("ptxas")), None).unwrap(), bin.join("ptxas"));
-        let missing = find_ptxas(Some(&repo.path().join("nope")), Some(repo.path())).unwrap_err();
+        assert_eq!(venv_ptxas(venv.path()), Some(bin.join("ptxas")));
+        assert_eq!(find_ptxas(Some(&bin.join("ptxas"))).unwrap(), bin.join("ptxas"));
+        let missing = find_ptxas(Some(&venv.path().join("nope"))).unwrap_err();
         assert!(missing.to_string().contains("--ptxas"), "{missing}");
     }
 }
