@@ -2,10 +2,10 @@
 //!
 //! `unit` (cargo test of the workspace), `codegen` (FileCheck of the lowered IR), `ptx`
 //! (FileCheck of the NVIDIA image's PTX: what the device build makes of kernels), `ui` (what
-//! the compiler must reject), `run` (programs through the runtime's host-offload plugin,
+//! the compiler must reject), `docs` (every Rust block of the docs compiles), `run` (programs through the runtime's host-offload plugin,
 //! copies counted), `tsan` (the run tests marked `//@ tsan`, built with ThreadSanitizer).
-//! `install` (x.py install into a folder of its own, then `cargo offload new` and `cargo
-//! offload run` of a package outside the repository). `gpu` runs the run suite on an NVIDIA GPU
+//! `install` (`cargo install` of the tool into a folder of its own, then packages outside the
+//! repository built and run by it alone: install_suite.rs). `gpu` runs the run suite on an NVIDIA GPU
 //! and is only run when asked for; `gpu --sanitize` runs it again under compute-sanitizer.
 
 use std::path::Path;
@@ -18,9 +18,9 @@ use crate::config::Config;
 use crate::programs::{self, Flavor, RUN_SUITE, SM90A_PACKAGE};
 use crate::sanitize::{self, Sanitizer, Tool};
 use crate::tools::Tools;
-use crate::{install, shell};
+use crate::{docs_suite, install_suite, shell};
 
-const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ptx", "ui", "run", "tsan", "install"];
+const DEFAULT_SUITES: &[&str] = &["unit", "codegen", "ptx", "ui", "docs", "run", "tsan", "install"];
 
 /// The ptx suite's package, and its image's PTX under the GPU programs' target folder.
 const PTX_SUITE: &str = "tests/ptx";
@@ -77,7 +77,8 @@ pub(crate) fn test(
                 .and_then(|()| check_nvptx_image(root, config)),
             "gpu" => gpu_suite(root, Some((config, tools)), sanitize),
             "tsan" => tsan_suite(root, config, tools),
-            "install" => install_suite(root),
+            "install" => install_suite::run(root),
+            "docs" => docs_suite::run(root),
             _ => unreachable!("suite names are checked"),
         };
         match result {
@@ -99,11 +100,11 @@ pub(crate) fn test(
 fn suite_name(arg: &str) -> Result<String> {
     let name = arg.trim_end_matches('/').rsplit('/').next().unwrap_or(arg);
     match name {
-        "unit" | "codegen" | "ptx" | "ui" | "run" | "tsan" | "install" | "gpu" => {
+        "unit" | "codegen" | "ptx" | "ui" | "docs" | "run" | "tsan" | "install" | "gpu" => {
             Ok(name.to_owned())
         }
         _ => bail!(
-            "no test suite `{arg}` (suites: unit, codegen, ptx, ui, run, tsan, install, gpu; or a test of codegen, ui or ptx, e.g. tests/codegen/launch_plain.rs)"
+            "no test suite `{arg}` (suites: unit, codegen, ptx, ui, docs, run, tsan, install, gpu; or a test of codegen, ui or ptx, e.g. tests/codegen/launch_plain.rs)"
         ),
     }
 }
@@ -166,42 +167,6 @@ fn ptx_suite(root: &Path, config: &Config, tools: &Tools, filter: Option<&str>) 
     cmd.current_dir(root).arg(PTX_SUITE).arg("--ptx").arg(&ptx).arg("--ptx-sm90a").arg(&ptx_sm90a);
     cmd.args(filter);
     shell::runner().run(&format!("{PTX_SUITE} (ptx)"), &mut cmd)
-}
-
-/// The newcomer's path: `x.py install` into a folder of its own (in the debug profile: the
-/// workspace's build), `cargo offload new` of a package outside the repository, and `cargo
-/// offload run` of it, through the installed tools alone (they are first on PATH).
-fn install_suite(root: &Path) -> Result<()> {
-    // Outside the repository: a package under it would be taken for a member of its workspace.
-    let dir = tempfile::Builder::new().prefix("offload-install-suite").tempdir()?;
-    let dir = dir.path();
-    let options = install::Options { root: Some(dir.join("root")), debug: true };
-    let bin = install::install(root, &options)?;
-    let package = dir.join("demo");
-    shell::runner().run(
-        "cargo offload new",
-        Command::new(bin.join("cargo-offload")).args(["offload", "new"]).arg(&package),
-    )?;
-    let path = std::env::join_paths(
-        std::iter::once(bin.clone())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )?;
-    let out = shell::runner().capture(
-        Command::new("cargo").current_dir(&package).args(["offload", "run"]).env("PATH", &path),
-    )?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() || !stdout.contains("saxpy of 1048576 values, 100 launches on") {
-        bail!(
-            "cargo offload run of a new package failed ({}):\n{stdout}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    println!(
-        "install: cargo offload new, then run, outside the repository ... ok: {}",
-        stdout.trim()
-    );
-    Ok(())
 }
 
 /// On a machine without cargo: the gpu suite over the programs built before.
