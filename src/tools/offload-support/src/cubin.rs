@@ -117,7 +117,7 @@ mod tests {
     fn refuses_cuda_13_cubins() {
         let e = check_header(&header(8, EM_CUDA, 0x5a00), "sm_90").unwrap_err().to_string();
         assert!(e.starts_with("it has CUDA 13's cubin format (ELF ABI version 8)"), "{e}");
-        assert!(e.contains("./x.py setup"), "{e}");
+        assert!(e.contains("cargo offload setup"), "{e}");
     }
 
     #[test]
