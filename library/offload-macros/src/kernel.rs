@@ -14,7 +14,10 @@ use syn::{
 };
 
 use offload_abi::intrinsics::LAUNCH_PREFIX;
-use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTRS_PREFIX, MARKER_PREFIX};
+use offload_abi::kernel::{
+    ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTR_READ_ONLY_WORD, ATTRS_PREFIX, ATTRS_WORDS,
+    MARKER_PREFIX,
+};
 
 /// `launch_bounds = N` (threads per block, any shape) or `launch_bounds = (X, Y)` /
 /// `(X, Y, Z)` (each axis).
@@ -601,6 +604,27 @@ fn device_body(func: &ItemFn) -> TokenStream {
     }
 }
 
+/// The entry point's parameters that hold the address of data the launch only reads (`&T`,
+/// `&[T]`), as [`ATTR_READ_ONLY_WORD`]'s mask: bit `i` for parameter `i`, after the runtime's
+/// `dyn_ptr` and the geometry slot. Such data cannot change during the launch: the host holds
+/// it borrowed shared, and a `&mut` of it cannot be passed beside.
+fn read_only_params(params: &[Param]) -> u32 {
+    const _: () = assert!(ATTR_READ_ONLY_WORD == 5);
+    let mut mask = 0u32;
+    let mut index = 2;
+    for param in params {
+        let read_only = matches!(
+            param.shape,
+            Shape::Ref { mutable: false, .. } | Shape::Slice { mutable: false, .. }
+        );
+        if read_only && index < 32 {
+            mask |= 1 << index;
+        }
+        index += param.device_slots().0.len();
+    }
+    mask
+}
+
 /// The entry points of the device images for one instance (or the kernel itself): `extern
 /// "ptx-kernel"` on nvptx, `extern "C"` looping over the grid in the host-offload image. Both
 /// take the runtime's leading `dyn_ptr` slot, the geometry slot, then one 8-byte slot per
@@ -620,14 +644,15 @@ fn device_entry(
     let [x, y, z] = options.launch_bounds.map_or([0; 3], Bounds::axes);
     let flags = (u32::from(options.fp_contract) * ATTR_FP_CONTRACT)
         | (u32::from(options.min_blocks.unwrap_or(0)) << ATTR_MIN_BLOCKS_SHIFT);
-    let kernel_attrs = (threads != 0 || flags != 0).then(|| {
+    let read_only = read_only_params(params);
+    let kernel_attrs = (threads != 0 || flags != 0 || read_only != 0).then(|| {
         quote! {
             /// This kernel's options, for the device stage of the build (which removes it).
             #[cfg(all(offload_device, target_arch = "nvptx64"))]
             #[doc(hidden)]
             #[used]
             #[unsafe(export_name = #attrs_symbol)]
-            pub static #attrs_static: [u32; 5] = [#threads, #x, #y, #z, #flags];
+            pub static #attrs_static: [u32; #ATTRS_WORDS] = [#threads, #x, #y, #z, #flags, #read_only];
         }
     });
     let entry = format_ident!("__offload_entry_{}", symbol);

@@ -1,6 +1,7 @@
 //! Each kernel's options, which the kernel macro leaves in a constant
 //! (`offload_abi::kernel::ATTRS_PREFIX`): its launch bounds (`.maxntid`, and the ranges of the
-//! thread indices that bounds along each axis give) and floating-point contraction.
+//! thread indices that bounds along each axis give), floating-point contraction, and the
+//! parameters whose data the launch only reads.
 
 use anyhow::{Result, anyhow};
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -10,7 +11,9 @@ use inkwell::values::{
     AsValueRef, BasicValueEnum, CallSiteValue, FastMathFlags, FunctionValue, GlobalValue,
     InstructionOpcode,
 };
-use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTRS_PREFIX};
+use offload_abi::kernel::{
+    ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTR_READ_ONLY_WORD, ATTRS_PREFIX, ATTRS_WORDS,
+};
 
 /// One kernel's options, as the macro left them.
 pub(super) struct KernelAttrs {
@@ -20,6 +23,8 @@ pub(super) struct KernelAttrs {
     /// Threads along x, y and z at most; `[0; 3]`: along no axis.
     pub(super) axes: [u32; 3],
     flags: u32,
+    /// Bit `i`: parameter `i` addresses data no thread writes during the launch.
+    read_only: u32,
 }
 
 impl KernelAttrs {
@@ -30,6 +35,24 @@ impl KernelAttrs {
     /// Blocks a multiprocessor should hold at once (0: no wish).
     fn min_blocks(&self) -> u32 {
         (self.flags >> ATTR_MIN_BLOCKS_SHIFT) & 0xff
+    }
+
+    /// Marks the parameters whose data the launch only reads `noalias readonly`, as CUDA's
+    /// `const T* __restrict__`: the backend then loads it through the read-only data cache
+    /// (`ld.global.nc`). Returns how many it marked.
+    pub(super) fn read_only<'ctx>(&self, cx: &'ctx Context, f: FunctionValue<'ctx>) -> usize {
+        let mut marked = 0;
+        for i in 0..f.count_params().min(32) {
+            let is_pointer = f.get_nth_param(i).is_some_and(|p| p.is_pointer_value());
+            if self.read_only & (1 << i) != 0 && is_pointer {
+                for name in ["noalias", "readonly"] {
+                    let kind = Attribute::get_named_enum_kind_id(name);
+                    f.add_attribute(AttributeLoc::Param(i), cx.create_enum_attribute(kind, 0));
+                }
+                marked += 1;
+            }
+        }
+        marked
     }
 
     /// Gives kernel `f` its launch bounds: `nvvm.maxntid` (PTX's `.maxntid`), and along each
@@ -56,7 +79,8 @@ impl KernelAttrs {
     }
 }
 
-/// The kernels' options the macro left as `[u32; 5]` constants, removed from the module.
+/// The kernels' options the macro left as `[u32; ATTRS_WORDS]` constants, removed from the
+/// module.
 pub(super) fn take_kernel_attrs(module: &Module<'_>) -> Result<Vec<KernelAttrs>> {
     let globals: Vec<GlobalValue<'_>> = module
         .get_globals()
@@ -68,13 +92,14 @@ pub(super) fn take_kernel_attrs(module: &Module<'_>) -> Result<Vec<KernelAttrs>>
         let words = g
             .get_initializer()
             .and_then(u32_array)
-            .filter(|w| w.len() == 5)
-            .ok_or_else(|| anyhow!("`{name}` is not a [u32; 5] constant"))?;
+            .filter(|w| w.len() == ATTRS_WORDS)
+            .ok_or_else(|| anyhow!("`{name}` is not a [u32; {ATTRS_WORDS}] constant"))?;
         attrs.push(KernelAttrs {
             kernel: name[ATTRS_PREFIX.len()..].to_owned(),
             threads: words[0],
             axes: [words[1], words[2], words[3]],
             flags: words[4],
+            read_only: words[ATTR_READ_ONLY_WORD],
         });
         crate::appending::remove_from_used(module, g);
         // SAFETY: nothing refers to it now (`#[used]` was its only user).

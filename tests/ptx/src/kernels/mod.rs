@@ -9,6 +9,7 @@ mod half_precision;
 mod launch_bounds;
 mod matrix;
 mod mma;
+mod read_only;
 mod shared_memory;
 mod unroll;
 mod vector_loads;
