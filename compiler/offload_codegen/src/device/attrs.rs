@@ -1,7 +1,7 @@
 //! Each kernel's options, which the kernel macro leaves in a constant
 //! (`offload_abi::kernel::ATTRS_PREFIX`): its launch bounds (`.maxntid`, and the ranges of the
 //! thread indices that bounds along each axis give), floating-point contraction, and the
-//! parameters whose data the launch only reads.
+//! parameters whose data no other reaches, or the launch only reads.
 
 use anyhow::{Result, anyhow};
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -12,7 +12,8 @@ use inkwell::values::{
     InstructionOpcode,
 };
 use offload_abi::kernel::{
-    ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTR_READ_ONLY_WORD, ATTRS_PREFIX, ATTRS_WORDS,
+    ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTR_NOALIAS_WORD, ATTR_READ_ONLY_WORD, ATTRS_PREFIX,
+    ATTRS_WORDS,
 };
 
 /// One kernel's options, as the macro left them.
@@ -25,6 +26,8 @@ pub(super) struct KernelAttrs {
     flags: u32,
     /// Bit `i`: parameter `i` addresses data no thread writes during the launch.
     read_only: u32,
+    /// Bit `i`: parameter `i` addresses data no other parameter reaches.
+    noalias: u32,
 }
 
 impl KernelAttrs {
@@ -37,22 +40,30 @@ impl KernelAttrs {
         (self.flags >> ATTR_MIN_BLOCKS_SHIFT) & 0xff
     }
 
-    /// Marks the parameters whose data the launch only reads `noalias readonly`, as CUDA's
-    /// `const T* __restrict__`: the backend then loads it through the read-only data cache
-    /// (`ld.global.nc`). Returns how many it marked.
-    pub(super) fn read_only<'ctx>(&self, cx: &'ctx Context, f: FunctionValue<'ctx>) -> usize {
-        let mut marked = 0;
+    /// Marks the parameters of data no other parameter reaches `noalias`, and those of data
+    /// the launch only reads `readonly` too, as CUDA's `T* __restrict__` and `const T*
+    /// __restrict__`: the backend then keeps values across stores to other data, and loads
+    /// read-only data through the read-only cache (`ld.global.nc`). Returns how many were
+    /// marked read-only.
+    pub(super) fn restrict<'ctx>(&self, cx: &'ctx Context, f: FunctionValue<'ctx>) -> usize {
+        let mut read_only = 0;
+        let mark = |i: u32, name: &str| {
+            let kind = Attribute::get_named_enum_kind_id(name);
+            f.add_attribute(AttributeLoc::Param(i), cx.create_enum_attribute(kind, 0));
+        };
         for i in 0..f.count_params().min(32) {
-            let is_pointer = f.get_nth_param(i).is_some_and(|p| p.is_pointer_value());
-            if self.read_only & (1 << i) != 0 && is_pointer {
-                for name in ["noalias", "readonly"] {
-                    let kind = Attribute::get_named_enum_kind_id(name);
-                    f.add_attribute(AttributeLoc::Param(i), cx.create_enum_attribute(kind, 0));
-                }
-                marked += 1;
+            if !f.get_nth_param(i).is_some_and(|p| p.is_pointer_value()) {
+                continue;
+            }
+            if self.noalias & (1 << i) != 0 {
+                mark(i, "noalias");
+            }
+            if self.read_only & (1 << i) != 0 {
+                mark(i, "readonly");
+                read_only += 1;
             }
         }
-        marked
+        read_only
     }
 
     /// Gives kernel `f` its launch bounds: `nvvm.maxntid` (PTX's `.maxntid`), and along each
@@ -100,6 +111,7 @@ pub(super) fn take_kernel_attrs(module: &Module<'_>) -> Result<Vec<KernelAttrs>>
             axes: [words[1], words[2], words[3]],
             flags: words[4],
             read_only: words[ATTR_READ_ONLY_WORD],
+            noalias: words[ATTR_NOALIAS_WORD],
         });
         crate::appending::remove_from_used(module, g);
         // SAFETY: nothing refers to it now (`#[used]` was its only user).

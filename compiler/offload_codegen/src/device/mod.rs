@@ -9,7 +9,8 @@
 //!   -> small loops that load memory: unrolled by 4, as nvcc unrolls them (loops.rs)
 //!   -> each kernel's options (`__offload_kernel_attrs.<kernel>`): launch bounds
 //!      (`.maxntid`, index ranges), floating-point contraction (`contract`: `fma.rn`), the
-//!      parameters of data it only reads (`noalias readonly`: `ld.global.nc`) (attrs.rs)
+//!      parameters' `__restrict__` (`noalias`, and `readonly` for data it only reads:
+//!      `ld.global.nc`) (attrs.rs)
 //!   -> the runtime's device environment, which libomptarget 19 looks up in every image it loads
 //!      (environment.rs)
 //!   -> infer-address-spaces, default<O3> with the NVPTX target machine, full unrolling of
@@ -72,7 +73,7 @@ pub fn lower_device<'ctx>(
         report.kernels.push(name.clone());
         report.unrolled += loops::unroll_small_loops(cx, f);
         let Some(attr) = attrs.iter().find(|a| a.kernel == *name) else { continue };
-        report.read_only_params += attr.read_only(cx, f);
+        report.read_only_params += attr.restrict(cx, f);
         if attr.threads > 0 {
             attr.bound(cx, f);
             report.launch_bounds.push((name.clone(), attr.threads, attr.axes));
