@@ -10,26 +10,10 @@ pub mod kernel {
     /// checks that every device image defines every kernel).
     pub const MARKER_PREFIX: &str = "__offload_kernel.";
 
-    /// Prefix of the NVIDIA image's `[u32; ATTRS_WORDS]` constant that carries a kernel's
-    /// options to the device stage: `[threads per block at most (0: no launch bounds), x, y, z
-    /// at most (0: any), flags, read-only parameters, unaliased parameters]`. The device stage
-    /// removes it.
+    /// Prefix of the NVIDIA image's `[u32; 5]` constant that carries a kernel's options to the
+    /// device stage: `[threads per block at most (0: no launch bounds), x, y, z at most (0:
+    /// any), flags]`. The device stage removes it.
     pub const ATTRS_PREFIX: &str = "__offload_kernel_attrs.";
-
-    /// The words of [`ATTRS_PREFIX`]'s constant.
-    pub const ATTRS_WORDS: usize = 7;
-
-    /// The word of [`ATTRS_PREFIX`]'s constant whose bit `i` marks the entry point's parameter
-    /// `i` as the address of data no thread writes during the launch (a `&T` or `&[T]`
-    /// parameter): the device stage makes it `noalias readonly`, CUDA's `const T* __restrict__`,
-    /// so that its loads go through the read-only cache (`ld.global.nc`).
-    pub const ATTR_READ_ONLY_WORD: usize = 5;
-
-    /// The word of [`ATTRS_PREFIX`]'s constant whose bit `i` marks the entry point's parameter
-    /// `i` as the address of data no other parameter reaches (every `&T`, `&mut T`, slice and
-    /// region: the host's borrows are disjoint or all shared): the device stage makes it
-    /// `noalias`, CUDA's `__restrict__`.
-    pub const ATTR_NOALIAS_WORD: usize = 6;
 
     /// Flag of [`ATTRS_PREFIX`]: the kernel's `a * b + c` may be one fused multiply-add.
     pub const ATTR_FP_CONTRACT: u32 = 1;

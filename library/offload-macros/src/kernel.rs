@@ -14,10 +14,7 @@ use syn::{
 };
 
 use offload_abi::intrinsics::LAUNCH_PREFIX;
-use offload_abi::kernel::{
-    ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTR_NOALIAS_WORD, ATTR_READ_ONLY_WORD, ATTRS_PREFIX,
-    ATTRS_WORDS, MARKER_PREFIX,
-};
+use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTRS_PREFIX, MARKER_PREFIX};
 
 /// `launch_bounds = N` (threads per block, any shape) or `launch_bounds = (X, Y)` /
 /// `(X, Y, Z)` (each axis).
@@ -604,34 +601,6 @@ fn device_body(func: &ItemFn) -> TokenStream {
     }
 }
 
-/// The entry point's parameters whose address slot holds data `which` says of, as the mask of
-/// [`ATTR_READ_ONLY_WORD`] and [`ATTR_NOALIAS_WORD`]: bit `i` for parameter `i`, after the
-/// runtime's `dyn_ptr` and the geometry slot.
-fn params_where(params: &[Param], which: fn(&Shape) -> bool) -> u32 {
-    const _: () = assert!(ATTR_READ_ONLY_WORD == 5 && ATTR_NOALIAS_WORD == 6);
-    let mut mask = 0u32;
-    let mut index = 2;
-    for param in params {
-        if which(&param.shape) && index < 32 {
-            mask |= 1 << index;
-        }
-        index += param.device_slots().0.len();
-    }
-    mask
-}
-
-/// Data the launch only reads (`&T`, `&[T]`): the host holds it borrowed shared, and a `&mut`
-/// of it cannot be passed beside.
-fn read_only(shape: &Shape) -> bool {
-    matches!(shape, Shape::Ref { mutable: false, .. } | Shape::Slice { mutable: false, .. })
-}
-
-/// Data behind an address slot: no other parameter reaches it where either writes (the host's
-/// borrows of one launch are disjoint, or all shared).
-fn addressed(shape: &Shape) -> bool {
-    !matches!(shape, Shape::Value(_))
-}
-
 /// The entry points of the device images for one instance (or the kernel itself): `extern
 /// "ptx-kernel"` on nvptx, `extern "C"` looping over the grid in the host-offload image. Both
 /// take the runtime's leading `dyn_ptr` slot, the geometry slot, then one 8-byte slot per
@@ -651,15 +620,14 @@ fn device_entry(
     let [x, y, z] = options.launch_bounds.map_or([0; 3], Bounds::axes);
     let flags = (u32::from(options.fp_contract) * ATTR_FP_CONTRACT)
         | (u32::from(options.min_blocks.unwrap_or(0)) << ATTR_MIN_BLOCKS_SHIFT);
-    let (read_only, noalias) = (params_where(params, read_only), params_where(params, addressed));
-    let kernel_attrs = (threads != 0 || flags != 0 || noalias != 0).then(|| {
+    let kernel_attrs = (threads != 0 || flags != 0).then(|| {
         quote! {
             /// This kernel's options, for the device stage of the build (which removes it).
             #[cfg(all(offload_device, target_arch = "nvptx64"))]
             #[doc(hidden)]
             #[used]
             #[unsafe(export_name = #attrs_symbol)]
-            pub static #attrs_static: [u32; #ATTRS_WORDS] = [#threads, #x, #y, #z, #flags, #read_only, #noalias];
+            pub static #attrs_static: [u32; 5] = [#threads, #x, #y, #z, #flags];
         }
     });
     let entry = format_ident!("__offload_entry_{}", symbol);

@@ -282,10 +282,6 @@ pub unsafe fn region<'a, T, S: crate::PartitioningStrategy>(
 /// knows that whatever `get(i)` finds (`i < len`, so `len > 0`) is the slot's address and not
 /// null, and a kernel's bounds checks are its only branch. With the early return, every
 /// `get` also compared the address against null on nvptx (0.4% of a saxpy's time on an H200).
-/// The dangling address is made from the slot's (`with_addr`), so that every load of the data
-/// is one of the kernel's parameter to the backend: where the device stage marks it `noalias
-/// readonly`, those loads go through the read-only cache (`ld.global.nc`), which a constant
-/// in the select would prevent.
 ///
 /// # Safety
 /// `address` must not be null when `len > 0` and `T` is not zero-sized: the runtime maps data
@@ -293,8 +289,7 @@ pub unsafe fn region<'a, T, S: crate::PartitioningStrategy>(
 #[inline(always)]
 unsafe fn elements<T>(address: *mut u8, len: u64) -> NonNull<T> {
     if len == 0 || size_of::<T>() == 0 {
-        // SAFETY: the alignment of `T` is not zero.
-        unsafe { NonNull::new_unchecked(address.with_addr(align_of::<T>()).cast::<T>()) }
+        NonNull::dangling()
     } else {
         // SAFETY: per the caller.
         unsafe { NonNull::new_unchecked(address.cast::<T>()) }

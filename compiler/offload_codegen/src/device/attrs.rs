@@ -1,7 +1,6 @@
 //! Each kernel's options, which the kernel macro leaves in a constant
 //! (`offload_abi::kernel::ATTRS_PREFIX`): its launch bounds (`.maxntid`, and the ranges of the
-//! thread indices that bounds along each axis give), floating-point contraction, and the
-//! parameters whose data no other reaches, or the launch only reads.
+//! thread indices that bounds along each axis give) and floating-point contraction.
 
 use anyhow::{Result, anyhow};
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -11,10 +10,7 @@ use inkwell::values::{
     AsValueRef, BasicValueEnum, CallSiteValue, FastMathFlags, FunctionValue, GlobalValue,
     InstructionOpcode,
 };
-use offload_abi::kernel::{
-    ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTR_NOALIAS_WORD, ATTR_READ_ONLY_WORD, ATTRS_PREFIX,
-    ATTRS_WORDS,
-};
+use offload_abi::kernel::{ATTR_FP_CONTRACT, ATTR_MIN_BLOCKS_SHIFT, ATTRS_PREFIX};
 
 /// One kernel's options, as the macro left them.
 pub(super) struct KernelAttrs {
@@ -24,10 +20,6 @@ pub(super) struct KernelAttrs {
     /// Threads along x, y and z at most; `[0; 3]`: along no axis.
     pub(super) axes: [u32; 3],
     flags: u32,
-    /// Bit `i`: parameter `i` addresses data no thread writes during the launch.
-    read_only: u32,
-    /// Bit `i`: parameter `i` addresses data no other parameter reaches.
-    noalias: u32,
 }
 
 impl KernelAttrs {
@@ -38,32 +30,6 @@ impl KernelAttrs {
     /// Blocks a multiprocessor should hold at once (0: no wish).
     fn min_blocks(&self) -> u32 {
         (self.flags >> ATTR_MIN_BLOCKS_SHIFT) & 0xff
-    }
-
-    /// Marks the parameters of data no other parameter reaches `noalias`, and those of data
-    /// the launch only reads `readonly` too, as CUDA's `T* __restrict__` and `const T*
-    /// __restrict__`: the backend then keeps values across stores to other data, and loads
-    /// read-only data through the read-only cache (`ld.global.nc`). Returns how many were
-    /// marked read-only.
-    pub(super) fn restrict<'ctx>(&self, cx: &'ctx Context, f: FunctionValue<'ctx>) -> usize {
-        let mut read_only = 0;
-        let mark = |i: u32, name: &str| {
-            let kind = Attribute::get_named_enum_kind_id(name);
-            f.add_attribute(AttributeLoc::Param(i), cx.create_enum_attribute(kind, 0));
-        };
-        for i in 0..f.count_params().min(32) {
-            if !f.get_nth_param(i).is_some_and(|p| p.is_pointer_value()) {
-                continue;
-            }
-            if self.noalias & (1 << i) != 0 {
-                mark(i, "noalias");
-            }
-            if self.read_only & (1 << i) != 0 {
-                mark(i, "readonly");
-                read_only += 1;
-            }
-        }
-        read_only
     }
 
     /// Gives kernel `f` its launch bounds: `nvvm.maxntid` (PTX's `.maxntid`), and along each
@@ -90,8 +56,7 @@ impl KernelAttrs {
     }
 }
 
-/// The kernels' options the macro left as `[u32; ATTRS_WORDS]` constants, removed from the
-/// module.
+/// The kernels' options the macro left as `[u32; 5]` constants, removed from the module.
 pub(super) fn take_kernel_attrs(module: &Module<'_>) -> Result<Vec<KernelAttrs>> {
     let globals: Vec<GlobalValue<'_>> = module
         .get_globals()
@@ -103,15 +68,13 @@ pub(super) fn take_kernel_attrs(module: &Module<'_>) -> Result<Vec<KernelAttrs>>
         let words = g
             .get_initializer()
             .and_then(u32_array)
-            .filter(|w| w.len() == ATTRS_WORDS)
-            .ok_or_else(|| anyhow!("`{name}` is not a [u32; {ATTRS_WORDS}] constant"))?;
+            .filter(|w| w.len() == 5)
+            .ok_or_else(|| anyhow!("`{name}` is not a [u32; 5] constant"))?;
         attrs.push(KernelAttrs {
             kernel: name[ATTRS_PREFIX.len()..].to_owned(),
             threads: words[0],
             axes: [words[1], words[2], words[3]],
             flags: words[4],
-            read_only: words[ATTR_READ_ONLY_WORD],
-            noalias: words[ATTR_NOALIAS_WORD],
         });
         crate::appending::remove_from_used(module, g);
         // SAFETY: nothing refers to it now (`#[used]` was its only user).

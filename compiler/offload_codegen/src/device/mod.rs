@@ -8,9 +8,7 @@
 //!   (shared.rs)
 //!   -> small loops that load memory: unrolled by 4, as nvcc unrolls them (loops.rs)
 //!   -> each kernel's options (`__offload_kernel_attrs.<kernel>`): launch bounds
-//!      (`.maxntid`, index ranges), floating-point contraction (`contract`: `fma.rn`), the
-//!      parameters' `__restrict__` (`noalias`, and `readonly` for data it only reads:
-//!      `ld.global.nc`) (attrs.rs)
+//!      (`.maxntid`, index ranges), floating-point contraction (`contract`: `fma.rn`) (attrs.rs)
 //!   -> the runtime's device environment, which libomptarget 19 looks up in every image it loads
 //!      (environment.rs)
 //!   -> infer-address-spaces, default<O3> with the NVPTX target machine, full unrolling of
@@ -49,8 +47,6 @@ pub struct DeviceReport {
     pub contracted: Vec<String>,
     /// Small loops marked to be unrolled by 4.
     pub unrolled: usize,
-    /// Parameters marked `noalias readonly` (data the launch only reads).
-    pub read_only_params: usize,
 }
 
 /// Rewrites `module`, the NVIDIA image's kernels after rustc's fat LTO, as the module's doc says;
@@ -73,7 +69,6 @@ pub fn lower_device<'ctx>(
         report.kernels.push(name.clone());
         report.unrolled += loops::unroll_small_loops(cx, f);
         let Some(attr) = attrs.iter().find(|a| a.kernel == *name) else { continue };
-        report.read_only_params += attr.restrict(cx, f);
         if attr.threads > 0 {
             attr.bound(cx, f);
             report.launch_bounds.push((name.clone(), attr.threads, attr.axes));

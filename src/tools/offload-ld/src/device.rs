@@ -44,13 +44,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let report = offload_codegen::device::lower_device(&cx, &module, &args.kernels)?;
     if args.verbose {
         eprintln!(
-            "offload-ld: nvptx: kernels {:?}; launch bounds {:?}; contracted {:?}; {} read-only \
-             parameters; {} small loops unrolled by 4",
-            report.kernels,
-            report.launch_bounds,
-            report.contracted,
-            report.read_only_params,
-            report.unrolled
+            "offload-ld: nvptx: kernels {:?}; launch bounds {:?}; contracted {:?}; {} small \
+             loops unrolled by 4",
+            report.kernels, report.launch_bounds, report.contracted, report.unrolled
         );
     }
     let ptx = offload_codegen::device::compile_ptx(&module, &args.cpu)?;

@@ -20,7 +20,7 @@ pub fn scale<T: DeviceCopy + Copy + core::ops::Mul<Output = T>>(a: T, y: &mut [T
 }
 
 // CHECK-LABEL: .visible .entry sum_tile__4(
-// CHECK-COUNT-4: ld.global.nc.b32
+// CHECK-COUNT-4: ld.global.b32
 // CHECK-NOT: bra
 // CHECK: ret;
 #[offload::kernel(instances(4))]

@@ -5,8 +5,8 @@ use offload::gpu::{self, Matrix};
 
 // The loop, unrolled by 4: loads and products with no comparison between them.
 // CHECK-LABEL: .entry matrix_product(
-// CHECK: ld.global.nc.b32
-// CHECK-NEXT: ld.global.nc.b32
+// CHECK: ld.global.b32
+// CHECK-NEXT: ld.global.b32
 // CHECK-NEXT: fma.rn.f32
 // CHECK-NOT: setp
 // CHECK: fma.rn.f32

@@ -9,7 +9,6 @@ mod half_precision;
 mod launch_bounds;
 mod matrix;
 mod mma;
-mod read_only;
 mod shared_memory;
 mod unroll;
 mod vector_loads;

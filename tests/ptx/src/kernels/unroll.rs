@@ -29,11 +29,11 @@ pub fn constant_loop(a: &[f32; 8], b: &[f32; 8], out: &mut [f32]) {
 // ptxas does not unroll it again: four loads, then the branch back.
 // CHECK-LABEL: .entry grid_stride_sum(
 // CHECK: .pragma "nounroll";
-// CHECK-NEXT: ld.global.nc.b32
+// CHECK-NEXT: ld.global.b32
 // CHECK-NOT: ld.global
 // CHECK: @%p{{[0-9]+}} bra
 // CHECK: .pragma "nounroll";
-// CHECK-COUNT-4: ld.global.nc.b32
+// CHECK-COUNT-4: ld.global.b32
 // CHECK-NOT: ld.global
 // CHECK: @%p{{[0-9]+}} bra
 // CHECK-NOT: ld.global

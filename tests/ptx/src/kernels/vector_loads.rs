@@ -6,7 +6,7 @@ use offload::gpu;
 
 // CHECK-LABEL: .entry vector_sums(
 // CHECK-DAG: ld.v4.b32
-// CHECK-DAG: ld.global.nc.b32
+// CHECK-DAG: ld.global.b32
 // CHECK: ret;
 #[offload::kernel]
 pub fn vector_sums(x: &[f32], sums: &mut [f32]) {
