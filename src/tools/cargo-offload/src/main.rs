@@ -485,7 +485,7 @@ fn device_images(
             let ptxas = if config.runner.dry_run {
                 nvptx::find_ptxas(opts.ptxas.as_deref())
             } else {
-                nvptx::ensure_ptxas(opts.ptxas.as_deref(), &config.runner)
+                nvptx::ensure_ptxas_if_installable(opts.ptxas.as_deref(), &config.runner)
             };
             match ptxas.and_then(|_| nvptx::nightly_rustc(rustc, &config.runner)) {
                 Ok(nightly) => Some(nightly),

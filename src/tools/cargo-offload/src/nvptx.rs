@@ -24,7 +24,9 @@ use offload_support::toolchain;
 
 pub(crate) use self::ptx::check_ptx;
 use self::ptx::{arch_specific, registration_stub};
-pub(crate) use self::ptxas::{ensure_ptxas, find_ptxas, install_ptxas, ptxas_version};
+pub(crate) use self::ptxas::{
+    ensure_ptxas, ensure_ptxas_if_installable, find_ptxas, install_ptxas, ptxas_version,
+};
 use crate::Config;
 use crate::command::{Cmd, Runner};
 use crate::image::{Image, ImageShape, Made, image_crate_files, write_image_crate};

@@ -31,6 +31,12 @@ const RELEASE_11_8: &str = "release 11.8,";
 /// The wheel's ptxas, relative to a venv's `site-packages`.
 const WHEEL_PTXAS: &str = "nvidia/cuda_nvcc/bin/ptxas";
 
+/// The file remembering a failed install (its error), beside the install.
+const FAILED: &str = "ptxas.failed";
+
+/// How long `--devices auto` leaves a failed install before trying again.
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
 /// Name prefix of the folders an install is staged in.
 const STAGING_PREFIX: &str = ".staging-ptxas-";
 
@@ -73,9 +79,48 @@ fn given(explicit: Option<&Path>) -> Result<Option<PathBuf>> {
     }
 }
 
+/// As [`ensure_ptxas`], for `--devices auto`: where an install failed within the last hour (a
+/// machine without the network), says so rather than trying again at every build.
+pub(crate) fn ensure_ptxas_if_installable(
+    explicit: Option<&Path>,
+    runner: &Runner,
+) -> Result<PathBuf> {
+    if explicit.is_none() && find_ptxas(None).is_err() {
+        let failed = offload_support::home::dir()?.join(FAILED);
+        let recent = std::fs::metadata(&failed)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < RETRY_AFTER);
+        if recent {
+            let why = std::fs::read_to_string(&failed).unwrap_or_default();
+            bail!(
+                "installing ptxas failed less than an hour ago ({}); `cargo offload setup` tries \
+                 again at once",
+                why.trim()
+            );
+        }
+    }
+    ensure_ptxas(explicit, runner)
+}
+
 /// Installs ptxas 11.8 into `<OFFLOAD_HOME>/ptxas` unless a working one is there, and returns
-/// its path.
+/// its path. A failure is remembered for [`ensure_ptxas_if_installable`].
 pub(crate) fn install_ptxas(runner: &Runner) -> Result<PathBuf> {
+    let failed = offload_support::home::dir()?.join(FAILED);
+    match install(runner) {
+        Ok(ptxas) => {
+            let _ = std::fs::remove_file(&failed);
+            Ok(ptxas)
+        }
+        Err(e) => {
+            let _ = std::fs::write(&failed, format!("{e:#}"));
+            Err(e)
+        }
+    }
+}
+
+fn install(runner: &Runner) -> Result<PathBuf> {
     let dir = offload_support::home::ptxas_dir()?;
     let home = dir.parent().unwrap_or(&dir).to_path_buf();
     std::fs::create_dir_all(&home).with_context(|| format!("creating {}", home.display()))?;
