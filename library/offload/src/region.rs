@@ -45,10 +45,13 @@ impl std::error::Error for LaunchError {}
 /// How the threads of a launch share a [`Region`]: which part of it each thread reaches.
 ///
 /// # Safety
-/// For every launch geometry `check_launch` accepts, the parts `get_mut` hands two different
-/// threads are disjoint, and the part `get` hands a thread is disjoint from every other
-/// thread's `get_mut` part: then no thread reads what another writes, and `Region` is safe. A
-/// strategy that accepts a launch whose threads would share a part is unsound.
+/// `get` and `get_mut` hand out parts within the `len` elements they are given, whatever the
+/// calling thread's indices and whatever `len` is (a region is also used outside any launch:
+/// on the host, or made in a kernel), checking bounds themselves. For every launch geometry
+/// `check_launch` accepts, the parts `get_mut` hands two different threads are disjoint, and
+/// the part `get` hands a thread is disjoint from every other thread's `get_mut` part: then no
+/// thread reads what another writes, and `Region` is safe. A strategy that accepts a launch
+/// whose threads would share a part is unsound.
 pub unsafe trait PartitioningStrategy {
     /// What [`Region::get`] hands a thread.
     type View<'a, T: 'a>;
@@ -61,7 +64,8 @@ pub unsafe trait PartitioningStrategy {
     /// The calling thread's read-only part of the `len` elements at `ptr`, if it has one.
     ///
     /// # Safety
-    /// `ptr` and `len` describe a live slice, within a launch that `check_launch` accepted.
+    /// `ptr` and `len` describe a live slice; within a launch, one that `check_launch`
+    /// accepted.
     unsafe fn get<'a, T>(ptr: NonNull<T>, len: usize) -> Option<Self::View<'a, T>>;
 
     /// The calling thread's part of the `len` elements at `ptr`, if it has one.
@@ -220,28 +224,40 @@ unsafe impl PartitioningStrategy for Linear1D {
 #[derive(Debug, Clone, Copy)]
 pub struct Linear2D<const W: usize>;
 
-// SAFETY: with x below `W` and z flat, (x, y) -> y * W + x is one-to-one.
+impl<const W: usize> Linear2D<W> {
+    /// The calling thread's element, if it has one: `y * W + x`, for `x` below `W` and an
+    /// index that neither overflows nor reaches `len`.
+    #[inline(always)]
+    fn cell(len: usize) -> Option<usize> {
+        let (x, y) = (crate::gpu::global_id_x(), crate::gpu::global_id_y());
+        let i = y.checked_mul(W)?.checked_add(x)?;
+        (x < W && i < len).then_some(i)
+    }
+}
+
+// SAFETY: with x below `W`, z flat and no overflow (`cell`), (x, y) -> y * W + x is
+// one-to-one.
 unsafe impl<const W: usize> PartitioningStrategy for Linear2D<W> {
     type View<'a, T: 'a> = &'a T;
     type ViewMut<'a, T: 'a> = &'a mut T;
 
     #[inline(always)]
     fn index() -> usize {
-        crate::gpu::global_id_y() * W + crate::gpu::global_id_x()
+        crate::gpu::global_id_y().wrapping_mul(W).wrapping_add(crate::gpu::global_id_x())
     }
 
     #[inline(always)]
     unsafe fn get<'a, T>(ptr: NonNull<T>, len: usize) -> Option<&'a T> {
-        let (x, i) = (crate::gpu::global_id_x(), Self::index());
+        let i = Self::cell(len)?;
         // SAFETY: `i < len`, in the caller's live slice.
-        (x < W && i < len).then(|| unsafe { &*ptr.as_ptr().add(i) })
+        Some(unsafe { &*ptr.as_ptr().add(i) })
     }
 
     #[inline(always)]
     unsafe fn get_mut<'a, T>(ptr: NonNull<T>, len: usize) -> Option<&'a mut T> {
-        let (x, i) = (crate::gpu::global_id_x(), Self::index());
+        let i = Self::cell(len)?;
         // SAFETY: as in `get`; no other thread has index `i` (`check_launch`).
-        (x < W && i < len).then(|| unsafe { &mut *ptr.as_ptr().add(i) })
+        Some(unsafe { &mut *ptr.as_ptr().add(i) })
     }
 
     fn check_launch(_len: usize, grid: [u32; 3], block: [u32; 3]) -> Result<(), LaunchError> {

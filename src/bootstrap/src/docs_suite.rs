@@ -57,6 +57,8 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     }
     std::fs::create_dir_all(&bin)?;
     std::fs::write(package.join("Cargo.toml"), manifest(root))?;
+    // The workspace's versions of offload's dependencies, not the newest of each.
+    std::fs::copy(root.join("Cargo.lock"), package.join("Cargo.lock"))?;
     for (i, block) in blocks.iter().enumerate() {
         std::fs::write(bin.join(format!("block{i:02}.rs")), program(block))?;
     }

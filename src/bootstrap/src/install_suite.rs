@@ -28,6 +28,8 @@ const RAN: &str = "saxpy of 1048576 values, 100 launches on";
 const KILL_AFTER: Duration = Duration::from_secs(25);
 
 pub(crate) fn run(root: &Path) -> Result<()> {
+    // A run killed in step 5 left the checkout's folders aside: put them back first.
+    MovedAway::restore_leftovers(root, &MOVED)?;
     // Outside the repository: a package under it would be taken for a member of its workspace.
     let tmp = tempfile::Builder::new().prefix("offload-install-suite").tempdir()?;
     let world = World::new(tmp.path())?;
@@ -51,11 +53,16 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     let demo = world.new_package("demo")?;
     let first = world.run(&demo)?;
     expect(first.contains("installing ptxas 11.8"), "the first run installs ptxas", &first)?;
+    expect(
+        first.contains("building the nvptx64 image of demo"),
+        "the first run builds the NVIDIA image (ptxas and the sysroot made)",
+        &first,
+    )?;
     report("new, then run, with an empty HOME and cache");
 
     // 2. A build killed in the middle, then a run.
     let killed = world.new_package("killed")?;
-    world.clear_cache()?;
+    world.clear_sysroots()?;
     let mut build = world.cargo_offload(&killed, &["build"]).process_group(0).spawn()?;
     std::thread::sleep(KILL_AFTER);
     kill_group(&mut build)?;
@@ -83,7 +90,7 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     report("two packages built at once on one cache");
 
     // 5. The checkout's build folder and venv away: the installed tool needs neither.
-    let moved = MovedAway::new(root, &["build", ".venv"])?;
+    let moved = MovedAway::new(root, &MOVED)?;
     let away = world.run(&demo);
     drop(moved);
     away?;
@@ -100,6 +107,7 @@ struct World {
     /// rustup's and cargo's own folders, which stay the user's.
     rustup_home: OsString,
     cargo_home: OsString,
+    config: OsString,
     path: OsString,
 }
 
@@ -121,6 +129,7 @@ impl World {
             dir: dir.to_owned(),
             rustup_home: under_home(".rustup", "RUSTUP_HOME"),
             cargo_home: under_home(".cargo", "CARGO_HOME"),
+            config: under_home(".config", "XDG_CONFIG_HOME"),
             root,
             home,
             cache,
@@ -137,6 +146,8 @@ impl World {
             .env("PATH", &self.path)
             .env("HOME", &self.home)
             .env("XDG_CACHE_HOME", &self.cache)
+            // The user's configuration (a pip mirror) stays theirs.
+            .env("XDG_CONFIG_HOME", &self.config)
             .env("RUSTUP_HOME", &self.rustup_home)
             .env("CARGO_HOME", &self.cargo_home)
             .env_remove("OFFLOAD_HOME")
@@ -162,8 +173,9 @@ impl World {
         Ok(text)
     }
 
-    fn clear_cache(&self) -> Result<()> {
-        std::fs::remove_dir_all(self.cache.join("offload"))?;
+    /// The cached sysroots, not ptxas: what is fetched from the network is fetched once.
+    fn clear_sysroots(&self) -> Result<()> {
+        std::fs::remove_dir_all(self.cache.join("offload/nvptx-sysroot"))?;
         Ok(())
     }
 
@@ -178,16 +190,44 @@ impl World {
     }
 }
 
+/// The checkout's folders the installed tool must not need.
+const MOVED: [&str; 2] = ["build", ".venv"];
+
 /// Folders of the checkout renamed aside while alive, and back when dropped.
 struct MovedAway {
     moved: Vec<(PathBuf, PathBuf)>,
 }
 
 impl MovedAway {
+    fn aside(root: &Path, name: &str) -> PathBuf {
+        root.join(format!("{name}.moved-by-install-suite"))
+    }
+
+    /// Puts back what a killed run left aside.
+    fn restore_leftovers(root: &Path, names: &[&str]) -> Result<()> {
+        for name in names {
+            let (home, aside) = (root.join(name), Self::aside(root, name));
+            if !aside.exists() {
+                continue;
+            }
+            if home.exists() {
+                bail!(
+                    "{} and {} both exist (an install suite was killed while it had moved the \
+                     first aside): keep the one you need and remove the other",
+                    home.display(),
+                    aside.display()
+                );
+            }
+            std::fs::rename(&aside, &home)
+                .with_context(|| format!("moving {} back", aside.display()))?;
+        }
+        Ok(())
+    }
+
     fn new(root: &Path, names: &[&str]) -> Result<MovedAway> {
         let mut moved = MovedAway { moved: Vec::new() };
         for name in names {
-            let (from, to) = (root.join(name), root.join(format!("{name}.moved-by-install-suite")));
+            let (from, to) = (root.join(name), Self::aside(root, name));
             if from.exists() {
                 std::fs::rename(&from, &to)
                     .with_context(|| format!("moving {} aside", from.display()))?;

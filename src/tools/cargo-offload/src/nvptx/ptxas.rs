@@ -85,7 +85,8 @@ pub(crate) fn ensure_ptxas_if_installable(
     explicit: Option<&Path>,
     runner: &Runner,
 ) -> Result<PathBuf> {
-    if explicit.is_none() && find_ptxas(None).is_err() {
+    let working = || find_ptxas(None).and_then(|p| check_version(&p, runner));
+    if explicit.is_none() && working().is_err() {
         let failed = offload_support::home::dir()?.join(FAILED);
         let recent = std::fs::metadata(&failed)
             .and_then(|m| m.modified())
