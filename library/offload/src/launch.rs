@@ -238,60 +238,42 @@ unsafe impl<'a, T: DeviceCopy, S: PartitioningStrategy> KernelArg<param::Part<T,
     }
 }
 
-unsafe impl<'r, 'a, T: DeviceCopy, S: PartitioningStrategy> KernelArg<param::Part<T, S>>
-    for &'r mut PreloadMut<'a, [T]>
-{
-    const KIND: i64 = arg_kind::PRESENT;
-    const NO_PADDING: () = T::NO_PADDING;
-    #[inline(always)]
-    fn address(&self) -> *const u8 {
-        // SAFETY: the address is only handed to the launch, which finds the guard's mapping.
-        unsafe { self.device_view() }.as_ptr().cast()
-    }
-    #[inline(always)]
-    fn size(&self) -> i64 {
-        bytes::<[T]>(unsafe { self.device_view() })
-    }
-    #[inline(always)]
-    fn elements(&self) -> usize {
-        unsafe { self.device_view() }.len()
-    }
-    #[inline(always)]
-    fn device(&self) -> i64 {
-        PreloadMut::device(&**self)
-    }
-}
-unsafe impl<'r, 'a, T: DeviceCopy, S: PartitioningStrategy> PresentArg<param::Part<T, S>>
-    for &'r mut PreloadMut<'a, [T]>
-{
+/// Preloaded data goes to a `Region` parameter as it goes to a `&mut [T]` one: present, with
+/// that parameter's slots.
+macro_rules! impl_present_region {
+    ($ty:ty) => {
+        unsafe impl<'r, 'a, T: DeviceCopy, S: PartitioningStrategy> KernelArg<param::Part<T, S>>
+            for $ty
+        {
+            const KIND: i64 = <Self as KernelArg<param::Mut<[T]>>>::KIND;
+            const NO_PADDING: () = T::NO_PADDING;
+            #[inline(always)]
+            fn address(&self) -> *const u8 {
+                KernelArg::<param::Mut<[T]>>::address(self)
+            }
+            #[inline(always)]
+            fn size(&self) -> i64 {
+                KernelArg::<param::Mut<[T]>>::size(self)
+            }
+            #[inline(always)]
+            fn elements(&self) -> usize {
+                KernelArg::<param::Mut<[T]>>::elements(self)
+            }
+            #[inline(always)]
+            fn device(&self) -> i64 {
+                KernelArg::<param::Mut<[T]>>::device(self)
+            }
+        }
+        // SAFETY: `PRESENT`, as the `&mut [T]` parameter's impl it forwards to.
+        unsafe impl<'r, 'a, T: DeviceCopy, S: PartitioningStrategy> PresentArg<param::Part<T, S>>
+            for $ty
+        {
+        }
+    };
 }
 
-unsafe impl<'r, 'a, T: DeviceCopy, S: PartitioningStrategy> KernelArg<param::Part<T, S>>
-    for &'r mut PresentSliceMut<'a, T>
-{
-    const KIND: i64 = arg_kind::PRESENT;
-    const NO_PADDING: () = T::NO_PADDING;
-    #[inline(always)]
-    fn address(&self) -> *const u8 {
-        self.as_ptr().cast()
-    }
-    #[inline(always)]
-    fn size(&self) -> i64 {
-        (self.len() * size_of::<T>()) as i64
-    }
-    #[inline(always)]
-    fn elements(&self) -> usize {
-        self.len()
-    }
-    #[inline(always)]
-    fn device(&self) -> i64 {
-        (**self).device()
-    }
-}
-unsafe impl<'r, 'a, T: DeviceCopy, S: PartitioningStrategy> PresentArg<param::Part<T, S>>
-    for &'r mut PresentSliceMut<'a, T>
-{
-}
+impl_present_region!(&'r mut PreloadMut<'a, [T]>);
+impl_present_region!(&'r mut PresentSliceMut<'a, T>);
 
 /// A `Region` argument's strategy asked whether the launch's geometry keeps its threads' parts
 /// disjoint, before anything is copied.

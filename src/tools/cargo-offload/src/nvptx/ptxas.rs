@@ -49,7 +49,8 @@ pub(crate) fn find_ptxas(explicit: Option<&Path>) -> Result<PathBuf> {
     let dir = offload_support::home::ptxas_dir()?;
     venv_ptxas(&dir).ok_or_else(|| {
         anyhow!(
-            "ptxas 11.8 is not installed in {} (cargo offload setup installs it, as the first              build of an NVIDIA image does; or pass --ptxas)",
+            "ptxas 11.8 is not installed in {} (cargo offload setup installs it, as the first \
+             build of an NVIDIA image does; or pass --ptxas)",
             dir.display()
         )
     })
@@ -57,26 +58,7 @@ pub(crate) fn find_ptxas(explicit: Option<&Path>) -> Result<PathBuf> {
 
 /// As [`find_ptxas`], installing the tool's own first where it is missing or does not run.
 pub(crate) fn ensure_ptxas(explicit: Option<&Path>, runner: &Runner) -> Result<PathBuf> {
-    if let Some(path) = given(explicit)? {
-        return Ok(path);
-    }
-    if let Ok(ptxas) = find_ptxas(None)
-        && check_version(&ptxas, runner).is_ok()
-    {
-        return Ok(ptxas);
-    }
-    install_ptxas(runner)
-}
-
-/// `--ptxas`, else `$OFFLOAD_PTXAS`, if either is given: it must exist.
-fn given(explicit: Option<&Path>) -> Result<Option<PathBuf>> {
-    if let Some(path) = explicit {
-        return existing(path, "--ptxas").map(Some);
-    }
-    match std::env::var_os(PTXAS_ENV).filter(|p| !p.is_empty()) {
-        Some(path) => existing(Path::new(&path), PTXAS_ENV).map(Some),
-        None => Ok(None),
-    }
+    ensure(explicit, runner, false)
 }
 
 /// As [`ensure_ptxas`], for `--devices auto`: where an install failed within the last hour (a
@@ -85,8 +67,21 @@ pub(crate) fn ensure_ptxas_if_installable(
     explicit: Option<&Path>,
     runner: &Runner,
 ) -> Result<PathBuf> {
-    let working = || find_ptxas(None).and_then(|p| check_version(&p, runner));
-    if explicit.is_none() && working().is_err() {
+    ensure(explicit, runner, true)
+}
+
+/// The given ptxas, else the tool's own where it runs, else a new install (unless one failed
+/// within the last hour and `wait_out_failures`).
+fn ensure(explicit: Option<&Path>, runner: &Runner, wait_out_failures: bool) -> Result<PathBuf> {
+    if let Some(path) = given(explicit)? {
+        return Ok(path);
+    }
+    if let Ok(ptxas) = find_ptxas(None)
+        && check_version(&ptxas, runner).is_ok()
+    {
+        return Ok(ptxas);
+    }
+    if wait_out_failures {
         let failed = offload_support::home::dir()?.join(FAILED);
         let recent = std::fs::metadata(&failed)
             .and_then(|m| m.modified())
@@ -102,7 +97,18 @@ pub(crate) fn ensure_ptxas_if_installable(
             );
         }
     }
-    ensure_ptxas(explicit, runner)
+    install_ptxas(runner)
+}
+
+/// `--ptxas`, else `$OFFLOAD_PTXAS`, if either is given: it must exist.
+fn given(explicit: Option<&Path>) -> Result<Option<PathBuf>> {
+    if let Some(path) = explicit {
+        return existing(path, "--ptxas").map(Some);
+    }
+    match std::env::var_os(PTXAS_ENV).filter(|p| !p.is_empty()) {
+        Some(path) => existing(Path::new(&path), PTXAS_ENV).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Installs ptxas 11.8 into `<OFFLOAD_HOME>/ptxas` unless a working one is there, and returns
