@@ -222,6 +222,12 @@ impl<T: ?Sized> PreloadMut<'_, T> {
         self.data as *const u8
     }
 
+    /// The host source, through which only `&mut self` methods may read or write, and only
+    /// what they copied from the device or are about to copy to it.
+    pub(crate) fn source(&self) -> *mut T {
+        self.data
+    }
+
     /// The host source as a shared reference, for its address and length only.
     ///
     /// # Safety
@@ -257,15 +263,21 @@ impl<T: ?Sized> PreloadMut<'_, T> {
         result
     }
 
-    /// One update mapper call. The direction is a const parameter: the lowering needs it as a
-    /// constant in the marker call, whether or not this is inlined.
     fn copy<const DIRECTION: i64>(&mut self) {
+        let bytes = self.size_in_bytes();
+        self.copy_bytes::<DIRECTION>(self.as_ptr(), bytes);
+    }
+
+    /// One update mapper call for `bytes` at `ptr`, which must lie inside this guard's data.
+    /// The direction is a const parameter: the lowering needs it as a constant in the marker
+    /// call, whether or not this is inlined.
+    pub(crate) fn copy_bytes<const DIRECTION: i64>(&mut self, ptr: *const u8, bytes: usize) {
         // Kernels queued on the library's stream finish before the copy.
         stream::synchronize_pending_or_exit(self.device);
-        let bytes = self.size_in_bytes();
         if bytes != 0 {
-            // SAFETY: the range is mapped (this guard's preload) and borrowed by this guard.
-            unsafe { intrinsics::update(self.device, self.as_ptr(), bytes as i64, DIRECTION) };
+            // SAFETY: the range is inside this guard's mapping, and borrowed by this guard
+            // (`&mut self`).
+            unsafe { intrinsics::update(self.device, ptr, bytes as i64, DIRECTION) };
         }
     }
 }

@@ -1,9 +1,11 @@
-//! Sub-ranges of preloaded slices, passed to kernels without new copies: the runtime finds a
-//! range inside a present mapping and hands the kernel the matching device address.
+//! Sub-ranges of preloaded slices: passed to kernels without new copies (the runtime finds a
+//! range inside a present mapping and hands the kernel the matching device address), and
+//! copied to or from the host alone (`sync_range`, `update_range`).
 
 use core::marker::PhantomData;
 use core::ops::{Bound, RangeBounds};
 
+use crate::intrinsics::update_direction;
 use crate::{DeviceCopy, Preload, PreloadMut};
 
 /// A read-only range of a [`Preload`]ed or [`PreloadMut`]ed slice, already on the device.
@@ -105,6 +107,47 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
             device: self.device(),
             _borrow: PhantomData,
         }
+    }
+
+    /// Copies the elements `range` back from the device now and lends them for reading; the
+    /// rest of the slice is neither copied nor readable, and the data stays on the device.
+    /// Kernels still queued on this guard's device finish first, so the copy holds what the
+    /// last launch wrote. One update of the runtime, of `range`'s bytes alone: a halo exchange
+    /// moves the halo rows, not the grid.
+    #[track_caller]
+    pub fn sync_range(&mut self, range: impl RangeBounds<usize>) -> &[T] {
+        let (start, end) = bounds(range, self.source().len());
+        let ptr = self.source().cast::<T>().wrapping_add(start);
+        self.copy_bytes::<{ update_direction::FROM_DEVICE }>(
+            ptr.cast(),
+            (end - start) * size_of::<T>(),
+        );
+        // SAFETY: these elements were just copied from the device, and `&mut self` keeps any
+        // kernel off the guard while the reference lives.
+        unsafe { core::slice::from_raw_parts(ptr, end - start) }
+    }
+
+    /// Lends the host copy of the elements `range` for editing, then copies them to the device;
+    /// the rest of the device data is left as the kernels wrote it. As with
+    /// [`update`](PreloadMut::update), the host elements are whatever they were at their last
+    /// copy to or from the device: [`sync_range`](Self::sync_range) first to edit the current
+    /// values. Kernels still queued on this guard's device finish before the copy.
+    #[track_caller]
+    pub fn update_range<R>(
+        &mut self,
+        range: impl RangeBounds<usize>,
+        edit: impl FnOnce(&mut [T]) -> R,
+    ) -> R {
+        let (start, end) = bounds(range, self.source().len());
+        let ptr = self.source().cast::<T>().wrapping_add(start);
+        // SAFETY: the guard holds the source's `&mut` borrow, and `&mut self` makes this the
+        // only access to it; no kernel reads host memory.
+        let result = edit(unsafe { core::slice::from_raw_parts_mut(ptr, end - start) });
+        self.copy_bytes::<{ update_direction::TO_DEVICE }>(
+            ptr.cast(),
+            (end - start) * size_of::<T>(),
+        );
+        result
     }
 }
 

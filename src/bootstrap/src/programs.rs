@@ -26,14 +26,21 @@ pub(crate) const RUN_SUITE: &[&str] = &[
     "benches/workloads",
 ];
 
-/// One `//@ run: ARGS => h2d=N d2h=M [present=P] [env=KEY=VALUE]...` line.
+/// One `//@ run: ARGS => h2d=N d2h=M [h2d_bytes=B] [d2h_bytes=B] [present=P] [np=R]
+/// [env=KEY=VALUE]...` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RunSpec {
     pub(crate) args: Vec<String>,
     pub(crate) host_to_device: usize,
     pub(crate) device_to_host: usize,
+    /// Bytes copied each way, in all, when the line gives `h2d_bytes=` / `d2h_bytes=`.
+    pub(crate) host_to_device_bytes: Option<usize>,
+    pub(crate) device_to_host_bytes: Option<usize>,
     /// Begin mappers that found their data already mapped, when the line gives `present=`.
     pub(crate) present: Option<usize>,
+    /// MPI ranks, when the line gives `np=`: the program runs under `mpirun -np R`, and the
+    /// copies counted are all the ranks' together.
+    pub(crate) ranks: Option<usize>,
     /// Environment for this run, over the suite's.
     pub(crate) env: Vec<(String, String)>,
 }
@@ -215,7 +222,7 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
             let (args, expect) = spec
                 .split_once("=>")
                 .ok_or_else(|| anyhow!("`//@ run:{spec}` lacks `=> h2d=N d2h=M`"))?;
-            let mut counts = [None, None, None];
+            let mut counts = [None; 6];
             let mut env = Vec::new();
             for item in expect.split_whitespace() {
                 let (key, value) =
@@ -224,6 +231,9 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
                     "h2d" => 0,
                     "d2h" => 1,
                     "present" => 2,
+                    "h2d_bytes" => 3,
+                    "d2h_bytes" => 4,
+                    "np" => 5,
                     "env" => {
                         let (k, v) = value
                             .split_once('=')
@@ -231,18 +241,25 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
                         env.push((k.to_owned(), v.to_owned()));
                         continue;
                     }
-                    _ => bail!("unknown expectation `{key}` (h2d, d2h, present, env)"),
+                    _ => bail!(
+                        "unknown expectation `{key}` (h2d, d2h, h2d_bytes, d2h_bytes, present, np, env)"
+                    ),
                 };
                 counts[slot] = Some(value.parse::<usize>().with_context(|| format!("`{item}`"))?);
             }
-            let [Some(host_to_device), Some(device_to_host), present] = counts else {
+            let [Some(host_to_device), Some(device_to_host), present, h2d_bytes, d2h_bytes, ranks] =
+                counts
+            else {
                 bail!("`//@ run:{spec}` needs both h2d= and d2h=");
             };
             Ok(RunSpec {
                 args: args.split_whitespace().map(str::to_owned).collect(),
                 host_to_device,
                 device_to_host,
+                host_to_device_bytes: h2d_bytes,
+                device_to_host_bytes: d2h_bytes,
                 present,
+                ranks,
                 env,
             })
         })
@@ -264,9 +281,13 @@ pub(crate) fn run_checked(
     run: &RunSpec,
     sanitizer: Option<&Sanitizer>,
 ) -> Result<RunResult> {
-    let mut cmd = match sanitizer {
-        Some(sanitizer) => sanitizer.command(&program.binary, program.children_fault),
-        None => Command::new(&program.binary),
+    // Under mpirun each rank's stderr goes to a file of its own as well: the ranks' lines
+    // interleave, even mid-line, on the one stderr mpirun forwards.
+    let rank_logs = run.ranks.map(|_| tempfile::tempdir()).transpose()?;
+    let mut cmd = match (sanitizer, run.ranks, &rank_logs) {
+        (Some(sanitizer), _, _) => sanitizer.command(&program.binary, program.children_fault),
+        (None, Some(ranks), Some(logs)) => mpirun(ranks, logs.path(), &program.binary),
+        _ => Command::new(&program.binary),
     };
     let (out, timed_out) = shell::runner().capture_within(
         cmd.args(&run.args)
@@ -277,8 +298,13 @@ pub(crate) fn run_checked(
     )?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let (h2d, d2h) = count_copies(&stderr);
-    let present = count_present(&stderr);
+    let log = match &rank_logs {
+        Some(logs) => ranks_stderr(logs.path())?,
+        None => stderr.to_string(),
+    };
+    let (h2d, d2h) = count_copies(&log);
+    let (h2d_bytes, d2h_bytes) = count_copied_bytes(&log);
+    let present = count_present(&log);
     let mut problems = Vec::new();
     if timed_out {
         problems.push(format!(
@@ -294,6 +320,14 @@ pub(crate) fn run_checked(
             "copies host->device {h2d}, device->host {d2h}; expected {} and {}",
             run.host_to_device, run.device_to_host
         ));
+    }
+    for (way, copied, expected) in [
+        ("host->device", h2d_bytes, run.host_to_device_bytes),
+        ("device->host", d2h_bytes, run.device_to_host_bytes),
+    ] {
+        if let Some(expected) = expected.filter(|&b| b != copied) {
+            problems.push(format!("{copied} bytes copied {way}; expected {expected}"));
+        }
     }
     if let Some(expected) = run.present.filter(|&p| p != present) {
         problems.push(format!("{present} mappings of data already mapped; expected {expected}"));
@@ -325,6 +359,48 @@ pub(crate) fn count_present(log: &str) -> usize {
     log.lines().filter(|l| l.contains("Mapping exists") && l.contains("(incremented)")).count()
 }
 
+/// `mpirun -np ranks binary`, as root too, with more ranks than cores where asked: every
+/// rank inherits the run's environment, and writes its output under `logs` too
+/// (`1/rank.N/stderr`).
+fn mpirun(ranks: usize, logs: &Path, binary: &Path) -> Command {
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["-np", &ranks.to_string(), "--oversubscribe", "--output-filename"])
+        .arg(logs)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .arg(binary);
+    cmd
+}
+
+/// The stderr of every rank of an mpirun, one after another.
+fn ranks_stderr(logs: &Path) -> Result<String> {
+    let mut all = String::new();
+    for job in std::fs::read_dir(logs).with_context(|| format!("reading {}", logs.display()))? {
+        for rank in std::fs::read_dir(job?.path())? {
+            let file = rank?.path().join("stderr");
+            if file.is_file() {
+                all += &std::fs::read_to_string(&file)
+                    .with_context(|| format!("reading {}", file.display()))?;
+            }
+        }
+    }
+    Ok(all)
+}
+
+/// Bytes copied each way, summed over the copies [`count_copies`] counts (their `Size=`).
+pub(crate) fn count_copied_bytes(log: &str) -> (usize, usize) {
+    let bytes = |what: &str| -> usize {
+        log.lines()
+            .filter(|l| l.contains(what))
+            .filter_map(|l| l.split("Size=").nth(1))
+            .filter_map(|rest| {
+                rest.split(|c: char| !c.is_ascii_digit()).next()?.parse::<usize>().ok()
+            })
+            .sum()
+    };
+    (bytes("Copying data from host to device"), bytes("Copying data from device to host"))
+}
+
 /// Copies reported under [`LOG_MAPPINGS`], by the runtime or, for a launch's plain arguments on
 /// a GPU, by the library in the runtime's words: (host to device, device to host).
 pub(crate) fn count_copies(log: &str) -> (usize, usize) {
@@ -349,7 +425,10 @@ mod tests {
                 args: vec!["64".into(), "48".into(), "10".into()],
                 host_to_device: 2,
                 device_to_host: 2,
+                host_to_device_bytes: None,
+                device_to_host_bytes: None,
                 present: None,
+                ranks: None,
                 env: vec![],
             }
         );
@@ -358,6 +437,12 @@ mod tests {
             &parse_runs("//@ run: 1 => h2d=0 d2h=0 env=OMP_TARGET_OFFLOAD=DISABLED").unwrap()[0];
         assert_eq!(run.env, [("OMP_TARGET_OFFLOAD".to_owned(), "DISABLED".to_owned())]);
         assert_eq!(parse_runs("//@ run: => h2d=1 d2h=0 present=3").unwrap()[0].present, Some(3));
+        let run =
+            &parse_runs("//@ run: 8 => h2d=2 d2h=2 h2d_bytes=64 d2h_bytes=32 np=4").unwrap()[0];
+        assert_eq!(
+            (run.host_to_device_bytes, run.device_to_host_bytes, run.ranks),
+            (Some(64), Some(32), Some(4))
+        );
     }
 
     #[test]
@@ -376,6 +461,7 @@ mod tests {
                    offload info: Copying data from device to host on the library's stream, HstPtr=0x4, TgtPtr=0x5, Size=8\n\
                    something else\n";
         assert_eq!(count_copies(log), (2, 2));
+        assert_eq!(count_copied_bytes(log), (16, 16));
     }
 
     #[test]
