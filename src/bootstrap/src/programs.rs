@@ -22,6 +22,7 @@ pub(crate) const RUN_SUITE: &[&str] = &[
     "examples/jacobi",
     "examples/reduce",
     "examples/cublas",
+    "examples/jacobi_mpi",
     "benches/saxpy",
     "benches/workloads",
 ];

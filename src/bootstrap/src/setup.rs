@@ -11,9 +11,19 @@ use crate::config::Config;
 use crate::shell;
 use crate::tools::Tools;
 
-/// Debian packages: the runtime, its headers and device bitcode, FileCheck, and Python's venv
-/// (ptxas comes from PyPI into cargo offload's own folder).
-const PACKAGES: &[&str] = &["libomp5-19", "libomp-19-dev", "llvm-19-tools", "python3-venv"];
+/// Debian packages: the runtime, its headers and device bitcode, FileCheck, Python's venv
+/// (ptxas comes from PyPI into cargo offload's own folder), and Open MPI with the libclang the
+/// `mpi` crate's bindings are generated with (examples/jacobi_mpi).
+const PACKAGES: &[&str] = &[
+    "libomp5-19",
+    "libomp-19-dev",
+    "llvm-19-tools",
+    "python3-venv",
+    "openmpi-bin",
+    "libopenmpi-dev",
+    "libclang1-19",
+    "libclang-common-19-dev",
+];
 
 /// The Debian packages and the toolchain with its components (ptxas comes later, from a built
 /// tool).

@@ -143,6 +143,10 @@ struct RunArgs {
     /// The binary to run, where the package has several.
     #[arg(long, conflicts_with_all = ["example", "examples"])]
     bin: Option<String>,
+    /// Run the program under COMMAND (its words split at spaces), as cargo's
+    /// `target.<triple>.runner`: `--runner "mpirun -np 4"` starts four MPI ranks.
+    #[arg(long, value_name = "COMMAND")]
+    runner: Option<String>,
     /// Arguments for the program.
     #[arg(last = true)]
     args: Vec<String>,
@@ -296,7 +300,12 @@ fn run(cli: Cli) -> Result<u8> {
                 None => host::binary(&project, args.bin.as_deref())?,
             };
             config.status(&format!("running {}", bin.display()));
-            let code = config.runner.run_program(&Cmd::new(bin).args(&args.args))?;
+            let mut runner = args.runner.iter().flat_map(|r| r.split_whitespace());
+            let cmd = match runner.next() {
+                Some(program) => Cmd::new(program).args(runner).arg(bin),
+                None => Cmd::new(bin),
+            };
+            let code = config.runner.run_program(&cmd.args(&args.args))?;
             Ok(u8::try_from(code).unwrap_or(1))
         }
     }

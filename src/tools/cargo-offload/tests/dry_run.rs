@@ -169,6 +169,19 @@ fn run_builds_then_runs_the_binary_with_its_arguments() {
 }
 
 #[test]
+fn run_under_a_runner_puts_its_words_first() {
+    let pkg = default_package();
+    let (ok, out, err) =
+        cargo_offload(pkg.path(), &["run", "--dry-run", "--runner", " mpirun  -np 2", "--", "64"]);
+    assert!(ok, "{err}");
+    let last = out.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "mpirun -np 2 $PKG/target/offload/host/x86_64-unknown-linux-gnu/release/app 64"
+    );
+}
+
+#[test]
 fn test_runs_cargo_test_through_the_same_link_stage() {
     let pkg = default_package();
     let (ok, out, err) = cargo_offload(pkg.path(), &["test", "--dry-run"]);
