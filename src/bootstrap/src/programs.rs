@@ -267,6 +267,15 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
         .collect()
 }
 
+impl RunSpec {
+    /// How the suites name this run of `source`: its arguments, and its ranks where there are.
+    pub(crate) fn name(&self, root: &Path, source: &Path) -> String {
+        let ranks = self.ranks.map(|r| format!(" (mpirun -np {r})")).unwrap_or_default();
+        let source = source.strip_prefix(root).unwrap_or(source).display();
+        format!("{source} {}{ranks}", self.args.join(" "))
+    }
+}
+
 /// The outcome of one run.
 pub(crate) struct RunResult {
     pub(crate) ok: bool,
@@ -285,10 +294,13 @@ pub(crate) fn run_checked(
     // Under mpirun each rank's stderr goes to a file of its own as well: the ranks' lines
     // interleave, even mid-line, on the one stderr mpirun forwards.
     let rank_logs = run.ranks.map(|_| tempfile::tempdir()).transpose()?;
-    let mut cmd = match (sanitizer, run.ranks, &rank_logs) {
-        (Some(sanitizer), _, _) => sanitizer.command(&program.binary, program.children_fault),
-        (None, Some(ranks), Some(logs)) => mpirun(ranks, logs.path(), &program.binary),
-        _ => Command::new(&program.binary),
+    let program_cmd = match sanitizer {
+        Some(sanitizer) => sanitizer.command(&program.binary, program.children_fault),
+        None => Command::new(&program.binary),
+    };
+    let mut cmd = match (run.ranks, &rank_logs) {
+        (Some(ranks), Some(logs)) => mpirun(ranks, logs.path(), &program_cmd),
+        _ => program_cmd,
     };
     let (out, timed_out) = shell::runner().capture_within(
         cmd.args(&run.args)
@@ -360,16 +372,22 @@ pub(crate) fn count_present(log: &str) -> usize {
     log.lines().filter(|l| l.contains("Mapping exists") && l.contains("(incremented)")).count()
 }
 
-/// `mpirun -np ranks binary`, as root too, with more ranks than cores where asked: every
-/// rank inherits the run's environment, and writes its output under `logs` too
-/// (`1/rank.N/stderr`).
-fn mpirun(ranks: usize, logs: &Path, binary: &Path) -> Command {
+/// `mpirun -np ranks` of `program` (the program, or compute-sanitizer running it: each rank
+/// under its own), as root too, with more ranks than cores where asked: every rank inherits
+/// the run's environment, and writes its output under `logs` too (`1/rank.N/stderr`).
+fn mpirun(ranks: usize, logs: &Path, program: &Command) -> Command {
     let mut cmd = Command::new("mpirun");
     cmd.args(["-np", &ranks.to_string(), "--oversubscribe", "--output-filename"])
         .arg(logs)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .arg(binary);
+        .arg(program.get_program())
+        .args(program.get_args());
+    for (key, value) in program.get_envs() {
+        if let Some(value) = value {
+            cmd.env(key, value);
+        }
+    }
     cmd
 }
 

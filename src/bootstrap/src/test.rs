@@ -245,11 +245,7 @@ fn tsan_suite(root: &Path, config: &Config, tools: &Tools) -> Result<()> {
                 "TSAN_OPTIONS".into(),
                 "ignore_noninstrumented_modules=1 halt_on_error=1 exitcode=66".into(),
             ));
-            let name = format!(
-                "{} {}",
-                program.source.strip_prefix(root).unwrap_or(&program.source).display(),
-                run.args.join(" ")
-            );
+            let name = run.name(root, &program.source);
             let result = programs::run_checked(&program, &run, None)?;
             if result.ok {
                 println!("tsan {name} ... ok {}", result.stdout.lines().next().unwrap_or(""));
@@ -289,11 +285,7 @@ fn run_programs(root: &Path, flavor: Flavor, sanitizer: Option<(&Path, Tool)>) -
                 continue;
             }
             for run in &program.runs {
-                let name = format!(
-                    "{} {}",
-                    program.source.strip_prefix(root).unwrap_or(&program.source).display(),
-                    run.args.join(" ")
-                );
+                let name = run.name(root, &program.source);
                 if program.host_offload && flavor == Flavor::GpuOnly {
                     println!(
                         "run {name} ... not run: it checks the host-offload image, which this build (NVIDIA image alone) has not"
