@@ -40,7 +40,7 @@ use crate::appending;
 use crate::runtime::make_private_constant;
 
 /// `void(ptr names, ptr table, i64 n, i64 table_bytes)`: the library's loader.
-pub(crate) const LOAD_RUNTIME: &str = "__offload_load_runtime";
+pub(crate) use offload_abi::entry::LOAD_RUNTIME;
 
 /// The table's alignment and the multiple of its size: a page (x86_64's; where pages are larger,
 /// the loader leaves the table writable).

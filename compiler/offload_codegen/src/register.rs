@@ -198,7 +198,7 @@ pub(crate) const CUDA_TRIPLE: &str = offload_abi::nvptx::TRIPLE;
 /// `void(ptr image, i64 len)`: the library's function that the registration constructor calls
 /// first when a cubin registers (it sets the GPUs' contexts up before libomptarget's CUDA plugin
 /// does).
-pub(crate) const BEFORE_CUDA_REGISTER: &str = "__offload_before_cuda_register";
+pub(crate) use offload_abi::entry::BEFORE_CUDA_REGISTER;
 pub(crate) use offload_abi::intrinsics::{
     CUDA_IMAGE as CUDA_IMAGE_SYMBOL, CUDA_IMAGE_LEN as CUDA_IMAGE_LEN_SYMBOL,
     CUDA_PTX as CUDA_PTX_SYMBOL,

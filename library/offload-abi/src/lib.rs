@@ -125,6 +125,40 @@ pub mod intrinsics {
 }
 
 /// The runtime the lowering targets.
+/// The library's entry points that the constructors the lowering emits call, by name.
+pub mod entry {
+    /// `(names: *const *const c_char, table: *mut *const c_void, n: usize, table_bytes: usize)`:
+    /// the runtime's loader, called before every other constructor with the names of the
+    /// runtime functions the program calls and the table its calls go through.
+    pub const LOAD_RUNTIME: &str = "__offload_load_runtime";
+    /// `(image: *const u8, len: i64)`: called with the embedded cubin before a program that
+    /// embeds an NVIDIA image registers it.
+    pub const BEFORE_CUDA_REGISTER: &str = "__offload_before_cuda_register";
+}
+
+/// What `cargo offload` tells its link stage, offload-ld, through environment variables (the
+/// linker is run by rustc, so its arguments are rustc's).
+pub mod link_env {
+    /// `TRIPLE=PATH` pairs separated by `;`: the device images to embed.
+    pub const IMAGES: &str = "OFFLOAD_LD_IMAGES";
+    /// The PTX the NVIDIA image was assembled from, embedded for the library's own CUDA module.
+    pub const CUDA_PTX: &str = "OFFLOAD_LD_CUDA_PTX";
+    /// `llvm19` or `current`.
+    pub const ABI: &str = "OFFLOAD_LD_ABI";
+    /// The folder holding libomptarget and libomp.
+    pub const RUNTIME_DIR: &str = "OFFLOAD_LD_RUNTIME_DIR";
+    /// Print every command run.
+    pub const VERBOSE: &str = "OFFLOAD_LD_VERBOSE";
+    /// Keep the lowered IR of every unit and of the glue in this folder.
+    pub const SAVE_TEMPS: &str = "OFFLOAD_LD_SAVE_TEMPS";
+    /// Optimisation level of the lowered module (0-3, default 3).
+    pub const OPT_LEVEL: &str = "OFFLOAD_LD_OPT_LEVEL";
+    /// The folder keeping each unit's object between links (none: every link compiles all).
+    pub const CACHE: &str = "OFFLOAD_LD_CACHE";
+    /// The C compiler driver that links (default `cc`).
+    pub const CC: &str = "OFFLOAD_LD_CC";
+}
+
 pub mod runtime {
     /// Where the tools look for libomptarget and libomp unless told otherwise: Debian's
     /// `libomp5-19`.

@@ -1,7 +1,8 @@
 //! Each name of the contract is spelled once, in this crate: the library, the macros, the
 //! lowering and the tools take it from here. A copy elsewhere in their sources (outside
-//! comments and tests) is allowed only where a literal is needed, a `link_name`, and there it
-//! is checked against this crate's constant (`offload_abi::same`) in the same file.
+//! comments and tests) is allowed only where a literal is needed, a `link_name` or the name of a
+//! `no_mangle` entry point, and there it is checked against this crate's constant
+//! (`offload_abi::same`) in the same file.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +19,22 @@ const NAMES: &[&str] = &[
     offload_abi::nvptx::TRIPLE,
     offload_abi::nvptx::SHARED_MEMORY_FN,
     offload_abi::nvptx::DEVICE_ENVIRONMENT,
+    offload_abi::entry::LOAD_RUNTIME,
+    offload_abi::entry::BEFORE_CUDA_REGISTER,
+    offload_abi::link_env::IMAGES,
+    offload_abi::link_env::CUDA_PTX,
+    offload_abi::link_env::ABI,
+    offload_abi::link_env::RUNTIME_DIR,
+    offload_abi::link_env::VERBOSE,
+    offload_abi::link_env::SAVE_TEMPS,
+    offload_abi::link_env::OPT_LEVEL,
+    offload_abi::link_env::CACHE,
+    offload_abi::link_env::CC,
 ];
+
+/// Names that are also identifiers: the library's entry points are functions of that name.
+const IDENTIFIERS: &[&str] =
+    &[offload_abi::entry::LOAD_RUNTIME, offload_abi::entry::BEFORE_CUDA_REGISTER];
 
 /// The sources of the crates that share the contract, tests left out.
 fn sources(root: &Path) -> Vec<PathBuf> {
@@ -67,7 +83,8 @@ fn every_contract_name_is_spelled_once() {
                 // A literal the file checks against the constant: `same(CONST, "name")`.
                 let checked = compact.contains("offload_abi::same(")
                     && compact.contains(&format!(",\"{name}\"))"));
-                if line.contains(&quoted) && !checked {
+                let named = IDENTIFIERS.contains(name) && line.contains(&format!("fn {name}("));
+                if (line.contains(&quoted) || named) && !checked {
                     strays.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
                 }
             }

@@ -148,6 +148,15 @@ pub fn cuda_image() -> CudaImage {
     unsafe { CudaImage { ptr: CUDA_IMAGE, len: CUDA_IMAGE_LEN, ptx: CUDA_PTX } }
 }
 
+// The entry points' names are their functions' (`no_mangle`); each is checked against the
+// contract's constant.
+const _: () =
+    assert!(offload_abi::same(offload_abi::entry::LOAD_RUNTIME, "__offload_load_runtime"));
+const _: () = assert!(offload_abi::same(
+    offload_abi::entry::BEFORE_CUDA_REGISTER,
+    "__offload_before_cuda_register"
+));
+
 /// The runtime's loader: a constructor the link stage emits calls it before every other, with
 /// the names of the runtime functions the program calls and the table its calls go through
 /// (see `rt::load_runtime`).

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::{Result, anyhow, bail};
+use offload_abi::link_env;
 use offload_support::digest::Digest;
 use offload_support::image_arg;
 
@@ -69,20 +70,20 @@ pub(crate) fn host_command(
         // The kernels module, whose kernels alone the images hold: a kernel elsewhere is a
         // compile error at the kernel.
         .env(offload_abi::kernel::MODULE_ENV, kernels_module(&project.kernels)?.1)
-        .env("OFFLOAD_LD_IMAGES", images_env)
-        .env("OFFLOAD_LD_ABI", &config.abi)
-        .env("OFFLOAD_LD_RUNTIME_DIR", &config.runtime_dir)
+        .env(link_env::IMAGES, images_env)
+        .env(link_env::ABI, &config.abi)
+        .env(link_env::RUNTIME_DIR, &config.runtime_dir)
         // Objects of units that did not change, kept between links.
-        .env("OFFLOAD_LD_CACHE", project.build_dir.join("ld-cache"));
+        .env(link_env::CACHE, project.build_dir.join("ld-cache"));
     cmd = match ptx {
-        Some(ptx) => cmd.env("OFFLOAD_LD_CUDA_PTX", ptx),
-        None => cmd.env_remove("OFFLOAD_LD_CUDA_PTX"),
+        Some(ptx) => cmd.env(link_env::CUDA_PTX, ptx),
+        None => cmd.env_remove(link_env::CUDA_PTX),
     };
     if config.save_temps {
-        cmd = cmd.env("OFFLOAD_LD_SAVE_TEMPS", project.build_dir.join("temps").join(&project.name));
+        cmd = cmd.env(link_env::SAVE_TEMPS, project.build_dir.join("temps").join(&project.name));
     }
     if config.runner.verbose {
-        cmd = cmd.env("OFFLOAD_LD_VERBOSE", "1");
+        cmd = cmd.env(link_env::VERBOSE, "1");
     }
     Ok(cmd)
 }

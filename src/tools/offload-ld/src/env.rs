@@ -9,24 +9,9 @@ use offload_codegen::{Image, RuntimeAbi};
 use offload_support::command::Runner;
 use offload_support::image_arg;
 
-/// `TRIPLE=PATH` pairs separated by `;`: the device images to embed.
-pub(crate) const IMAGES: &str = "OFFLOAD_LD_IMAGES";
-/// The PTX the NVIDIA image was assembled from, embedded for the library's own CUDA module.
-pub(crate) const CUDA_PTX: &str = "OFFLOAD_LD_CUDA_PTX";
-/// `llvm19` or `current`.
-pub(crate) const ABI: &str = "OFFLOAD_LD_ABI";
-/// The folder holding libomptarget and libomp.
-pub(crate) const RUNTIME_DIR: &str = "OFFLOAD_LD_RUNTIME_DIR";
-/// Print every command run.
-pub(crate) const VERBOSE: &str = "OFFLOAD_LD_VERBOSE";
-/// Keep the lowered IR of every unit and of the glue in this folder.
-pub(crate) const SAVE_TEMPS: &str = "OFFLOAD_LD_SAVE_TEMPS";
-/// Optimisation level of the lowered module (0-3, default 3).
-pub(crate) const OPT_LEVEL: &str = "OFFLOAD_LD_OPT_LEVEL";
-/// The folder keeping each unit's object between links (none: every link compiles all).
-pub(crate) const CACHE: &str = "OFFLOAD_LD_CACHE";
-/// The C compiler driver that links (default `cc`).
-pub(crate) const CC: &str = "OFFLOAD_LD_CC";
+pub(crate) use offload_abi::link_env::{
+    ABI, CACHE, CC, CUDA_PTX, IMAGES, OPT_LEVEL, RUNTIME_DIR, SAVE_TEMPS, VERBOSE,
+};
 
 const DEFAULT_RUNTIME_DIR: &str = offload_abi::runtime::DEFAULT_DIR;
 
