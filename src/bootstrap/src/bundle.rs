@@ -1,9 +1,10 @@
 //! `x.py bundle`: what a GPU machine without Rust needs to run the gpu suite and the examples,
 //! in one folder (`build/gpu-bundle`): the programs (NVIDIA-only for the suite, portable for
-//! `x.py run`), the bootstrap binary, the sources their `//@ run:` lines live in, the
-//! runtime's Debian packages, cargo-offload (for `cargo offload doctor`), and `run-on-gpu.sh`,
-//! which unpacks them beside the bundle and runs x.py with the runtime on the library path
-//! (`./run-on-gpu.sh doctor`: cargo offload doctor with that runtime).
+//! the examples' `x.py run`), the bootstrap binary, the sources their `//@ run:` lines live in,
+//! the Debian packages of the runtime and of Open MPI, cargo-offload (for `cargo offload
+//! doctor`), and `run-on-gpu.sh`, which unpacks them beside the bundle and runs x.py with the
+//! runtime on the library path and Open MPI's `mpirun` on the path (`./run-on-gpu.sh doctor`:
+//! cargo offload doctor with that runtime).
 
 use std::path::Path;
 use std::process::Command;
@@ -18,15 +19,36 @@ use crate::tools::Tools;
 /// The runtime and what it loads that a GPU machine may lack.
 const RUNTIME_DEBS: &[&str] = &["libomp5-19", "libllvm19", "libz3-4"];
 
+/// Open MPI's `mpirun` and libraries, for the programs run under `//@ run: ... np=`: what a run
+/// of ranks on one machine loads, without hwloc's plugins or the network transports' libraries
+/// (their components fail to load, and are not needed there).
+const MPI_DEBS: &[&str] = &[
+    "openmpi-bin",
+    "openmpi-common",
+    "libopenmpi3",
+    "libpmix2",
+    "libevent-core-2.1-7",
+    "libevent-pthreads-2.1-7",
+    "libhwloc15",
+    "libnuma1",
+    "libmunge2",
+    "libpsm-infinipath1",
+    "libpsm2-2",
+];
+
 const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 # Runs ./x.py with the offload runtime unpacked from debs/ (no root, nothing installed).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 runtime="$here/runtime"
-if [ ! -e "$runtime/usr/lib/llvm-19/lib/libomptarget.so.19.1" ]; then
+if [ ! -e "$runtime/usr/bin/mpirun" ]; then
     for deb in "$here"/debs/*.deb; do dpkg -x "$deb" "$runtime"; done
+    ln -sf mpirun.openmpi "$runtime/usr/bin/mpirun"
 fi
 export LD_LIBRARY_PATH="$runtime/usr/lib/llvm-19/lib:$runtime/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Open MPI where it was unpacked; ranks of one machine talk through shared memory alone.
+export PATH="$runtime/usr/bin:$PATH" OPAL_PREFIX="$runtime/usr"
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 cd "$here"
 if [ "${1-}" = doctor ]; then
     shift
@@ -48,9 +70,14 @@ pub(crate) fn bundle(
         std::fs::remove_dir_all(&out).with_context(|| format!("clearing {}", out.display()))?;
     }
     for package in RUN_SUITE {
-        programs::build(root, tools, config, &root.join(package), Flavor::GpuOnly)?;
-        programs::build(root, tools, config, &root.join(package), Flavor::Portable)?;
-        for flavor in [Flavor::GpuOnly, Flavor::Portable] {
+        // The examples run anywhere (`./run-on-gpu.sh run NAME`); the tests only on the GPU.
+        let flavors: &[Flavor] = if package.starts_with("examples/") {
+            &[Flavor::GpuOnly, Flavor::Portable]
+        } else {
+            &[Flavor::GpuOnly]
+        };
+        for &flavor in flavors {
+            programs::build(root, tools, config, &root.join(package), flavor)?;
             for program in programs::programs(root, &root.join(package), flavor)? {
                 copy(root, &program.binary, &out)?;
                 copy(root, &program.source, &out)?;
@@ -79,7 +106,11 @@ pub(crate) fn bundle(
     std::fs::create_dir_all(&debs)?;
     shell::runner().run(
         "apt-get download",
-        Command::new("apt-get").current_dir(&debs).arg("download").args(RUNTIME_DEBS),
+        Command::new("apt-get")
+            .current_dir(&debs)
+            .arg("download")
+            .args(RUNTIME_DEBS)
+            .args(MPI_DEBS),
     )?;
     let script = out.join("run-on-gpu.sh");
     std::fs::write(&script, RUN_SCRIPT)?;
