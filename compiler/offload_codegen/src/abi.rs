@@ -34,13 +34,26 @@ const OFFLOAD_KIND_OPENMP: i16 = 1;
 const OFFLOAD_ENTRY_VERSION: i16 = 1;
 
 /// Which offload entry layout the runtime reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RuntimeAbi {
     /// LLVM 19 (Debian's `libomp5-19`): 32-byte entries in `omp_offloading_entries`.
     #[default]
     Llvm19,
     /// LLVM 20 and later: 56-byte entries in `llvm_offload_entries`.
     Current,
+}
+
+impl std::str::FromStr for RuntimeAbi {
+    type Err = String;
+
+    /// The names the tools give the layouts: `llvm19` and `current`.
+    fn from_str(name: &str) -> Result<Self, String> {
+        match name {
+            "llvm19" => Ok(RuntimeAbi::Llvm19),
+            "current" => Ok(RuntimeAbi::Current),
+            _ => Err(format!("unknown runtime ABI `{name}` (llvm19 or current)")),
+        }
+    }
 }
 
 impl RuntimeAbi {

@@ -19,7 +19,6 @@
 pub mod abi;
 mod appending;
 mod binding;
-pub mod cli;
 pub mod device;
 mod lower;
 mod maptype;

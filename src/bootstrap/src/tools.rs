@@ -22,7 +22,7 @@ pub(crate) fn build(root: &Path) -> Result<Tools> {
             "-p",
             "cargo-offload",
             "-p",
-            "offload_codegen",
+            "offload-lower",
             "-p",
             "offload-compiletest",
         ]),

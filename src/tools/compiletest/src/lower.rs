@@ -13,8 +13,8 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use clap::Parser;
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
-use offload_codegen::cli::LowerFlags;
 use offload_codegen::{Config, Report};
+use offload_lower::LowerFlags;
 
 /// The header naming the lowering's options.
 const LOWER_FLAGS: &str = "//@ lower-flags:";

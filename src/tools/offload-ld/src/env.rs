@@ -34,12 +34,9 @@ impl LinkConfig {
             .map(|v| image_arg::split(&v).map(read_image).collect::<Result<Vec<_>>>())
             .transpose()?
             .unwrap_or_default();
-        let abi = match var(ABI).as_deref() {
-            None | Some("llvm19") => RuntimeAbi::Llvm19,
-            Some("current") => RuntimeAbi::Current,
-            Some(other) => {
-                return Err(anyhow!("{ABI}={other} is not a runtime ABI (use llvm19 or current)"));
-            }
+        let abi = match var(ABI) {
+            None => RuntimeAbi::default(),
+            Some(name) => name.parse().map_err(|e| anyhow!("{ABI}: {e}"))?,
         };
         let opt_level = match var(OPT_LEVEL) {
             None => 3,

@@ -1,18 +1,19 @@
 //! The lowering's options as a command line gives them: `offload-lower`'s, and those of a codegen
-//! test's `//@ lower-flags:` lines (compiletest), one set of flags for both.
+//! test's `//@ lower-flags:` lines (compiletest), one set of flags for both. The lowering itself
+//! (`offload_codegen`) parses nothing.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use offload_support::image_arg;
 
-use crate::{Config, Image, RuntimeAbi};
+use offload_codegen::{Config, Image, RuntimeAbi};
 
 /// What to lower for: the runtime's ABI, the device images, the PTX, one unit or the program.
 #[derive(clap::Args, Debug, PartialEq, Eq)]
 pub struct LowerFlags {
-    /// Offload entry layout of the runtime.
-    #[arg(long, value_enum, default_value = "llvm19")]
+    /// Offload entry layout of the runtime: llvm19 or current.
+    #[arg(long, default_value = "llvm19")]
     pub abi: RuntimeAbi,
     /// A device image to embed, as TRIPLE=PATH (repeatable).
     #[arg(long = "image", value_name = "TRIPLE=PATH")]

@@ -11,7 +11,7 @@ use clap::Parser;
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
-use offload_codegen::cli::LowerFlags;
+use offload_lower::LowerFlags;
 
 #[derive(Parser)]
 #[command(
