@@ -56,6 +56,8 @@ mod host_offload;
 mod interop;
 pub mod intrinsics;
 #[cfg(not(offload_device))]
+mod kernel_arg;
+#[cfg(not(offload_device))]
 mod launch;
 #[cfg(not(offload_device))]
 mod memory;
@@ -87,7 +89,9 @@ pub use host_buffer::HostBuffer;
 #[cfg(not(offload_device))]
 pub use interop::{AsDevicePtr, AsDevicePtrMut, CudaStream, DevicePtr, DevicePtrMut};
 #[cfg(not(offload_device))]
-pub use launch::{Dim, Elements, KernelArg, Launch, PresentArg, SharedBytes, param};
+pub use kernel_arg::{Elements, KernelArg, PresentArg, param};
+#[cfg(not(offload_device))]
+pub use launch::{Dim, Launch, SharedBytes};
 /// `#[offload::kernel]` by upstream's name (`core::offload::offload_kernel`).
 pub use offload_macros::kernel as offload_kernel;
 pub use offload_macros::{DeviceCopy, kernel};

@@ -18,22 +18,22 @@
 //!
 //! - `module`: the program's kernels as a CUDA module (PTX or cubin);
 //! - `gpus`: each GPU's context, stream, memory pool and kernels;
-//! - `launch`: the launches on a stream, and a synchronous launch's own argument memory;
+//! - `enqueue`: the launches on a stream, and a synchronous launch's own argument memory;
 //! - `copies`: that memory's copies in and back, reported as the runtime reports its own;
 //! - `foreign`: work that vendor libraries enqueue on a stream, counted as launches are;
 //! - `pending`: what may still run on each stream, and the waits.
 
 mod copies;
+mod enqueue;
 mod foreign;
 mod gpus;
-mod launch;
 mod module;
 mod pending;
 
+pub use enqueue::{Slot, launch_async, launch_sync};
 pub(crate) use foreign::with_stream;
 pub use gpus::cuda_module_source;
 pub(crate) use gpus::{device_stream, trim_pool};
-pub use launch::{Slot, launch_async, launch_sync};
 pub use module::{CudaImage, ModuleSource};
 pub(crate) use pending::synchronize_pending_or_exit;
 pub use pending::{pending_launches, synchronize, synchronize_pending};
