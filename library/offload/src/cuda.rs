@@ -24,7 +24,7 @@ use cudarc::driver::sys::{
     CUmemAllocationType, CUmemLocationType, CUmemPool_attribute, CUresult,
 };
 
-use crate::{Error, sys};
+use crate::Error;
 
 /// `CUcontext`, `CUmodule`, `CUfunction`, `CUstream`, `CUevent`, `CUmemoryPool`: the driver's
 /// opaque handles.
@@ -77,7 +77,7 @@ unsafe fn load() -> Option<Api> {
     // must not see GPUs either, or it would number devices the runtime does not. cudarc tries
     // the same name first, then others (`libcuda.so.1`), so it loads this one.
     // SAFETY: loads a library by name.
-    if unsafe { sys::dlopen(c"libcuda.so".as_ptr(), sys::RTLD_LAZY) }.is_null() {
+    if unsafe { libc::dlopen(c"libcuda.so".as_ptr(), libc::RTLD_LAZY) }.is_null() {
         return None;
     }
     // SAFETY: the driver is loadable (above), so cudarc's loading does not fail; then one

@@ -4,7 +4,7 @@
 use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
 
-use crate::{DeviceCopy, Error, rt, sys};
+use crate::{DeviceCopy, Error, rt};
 
 /// A slice of `T` in pinned host memory from the offload runtime's allocator. Preload it (or
 /// pass it to a launch) like any slice: `preload(&buf[..])`.
@@ -48,18 +48,16 @@ impl<T: DeviceCopy + Copy> HostBuffer<T> {
         if bytes == 0 {
             return Ok(HostBuffer { ptr: NonNull::dangling(), len, device });
         }
-        // SAFETY: a plain allocation call; the result is checked for null below.
-        let raw = unsafe { sys::llvm_omp_target_alloc_host(bytes, device) };
-        let ptr = NonNull::new(raw.cast::<T>()).ok_or(Error::MapFailed { bytes })?;
-        if ptr.as_ptr().align_offset(align_of::<T>()) != 0 {
+        let raw = rt::alloc_host(bytes, device).ok_or(Error::MapFailed { bytes })?;
+        if raw.as_ptr().align_offset(align_of::<T>()) != 0 {
             // SAFETY: allocated just above on `device`.
-            unsafe { sys::llvm_omp_target_free_host(raw, device) };
+            unsafe { rt::free_host(raw, device) };
             return Err(Error::MapFailed { bytes });
         }
         // Start from zeroes: `T` is plain data, so zero bytes are a value the caller overwrites.
-        // SAFETY: `bytes` bytes were allocated at `ptr`.
-        unsafe { core::ptr::write_bytes(raw.cast::<u8>(), 0, bytes) };
-        Ok(HostBuffer { ptr, len, device })
+        // SAFETY: `bytes` bytes were allocated at `raw`.
+        unsafe { core::ptr::write_bytes(raw.as_ptr().cast::<u8>(), 0, bytes) };
+        Ok(HostBuffer { ptr: raw.cast::<T>(), len, device })
     }
 }
 
@@ -81,8 +79,8 @@ impl<T: DeviceCopy + Copy> DerefMut for HostBuffer<T> {
 impl<T: DeviceCopy + Copy> Drop for HostBuffer<T> {
     fn drop(&mut self) {
         if self.len * size_of::<T>() != 0 {
-            // SAFETY: allocated by `llvm_omp_target_alloc_host` on `device`.
-            unsafe { sys::llvm_omp_target_free_host(self.ptr.as_ptr().cast(), self.device) };
+            // SAFETY: allocated by `rt::alloc_host` on `device`.
+            unsafe { rt::free_host(self.ptr.cast(), self.device) };
         }
     }
 }

@@ -26,7 +26,7 @@ use core::marker::PhantomData;
 
 use crate::cuda::{CuContext, CuStream};
 use crate::view::{PresentSlice, PresentSliceMut};
-use crate::{Device, Error, Preload, PreloadMut, stream, sys};
+use crate::{Device, Error, Preload, PreloadMut, stream};
 
 /// The device address of data a live guard keeps on a device, for reading.
 ///
@@ -88,12 +88,11 @@ fn lookup(host: *const u8, bytes: usize, device: i64) -> u64 {
     }
     // A guard's device is one of the runtime's, numbered from 0.
     let id = i32::try_from(device).unwrap_or(i32::MAX);
-    // SAFETY: a lookup in the runtime's mapping table; it changes nothing.
-    let mapped = unsafe { sys::omp_get_mapped_ptr(host.cast(), id) };
     // The guard's mapping lasts as long as the guard: only its end mapper (or `reclaim`, which
     // needs the data `&mut`, so no guard) removes it.
-    assert!(!mapped.is_null(), "offload: a live guard's data is not mapped on device {device}");
-    mapped as usize as u64
+    let mapped = crate::rt::mapped_ptr(host, id)
+        .unwrap_or_else(|| panic!("offload: a live guard's data is not mapped on device {device}"));
+    mapped.as_ptr() as usize as u64
 }
 
 macro_rules! device_ptrs {

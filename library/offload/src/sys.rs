@@ -24,21 +24,6 @@ unsafe extern "C" {
     ) -> *mut core::ffi::c_void;
 }
 
-/// `dlopen` flag: resolve symbols when first used.
-pub const RTLD_LAZY: c_int = 0x1;
-
-unsafe extern "C" {
-    /// Registers `f` to run at exit (C library), in the reverse order of registration.
-    pub fn atexit(f: extern "C" fn()) -> c_int;
-    /// Loads a shared library (glibc).
-    pub fn dlopen(filename: *const core::ffi::c_char, flags: c_int) -> *mut core::ffi::c_void;
-    /// Looks a symbol up in a library `dlopen` returned.
-    pub fn dlsym(
-        handle: *mut core::ffi::c_void,
-        symbol: *const core::ffi::c_char,
-    ) -> *mut core::ffi::c_void;
-}
-
 unsafe extern "C" {
     /// Page-locked host memory from the runtime's allocator for `device_num` (LLVM extension;
     /// `cuMemAllocHost` on the CUDA plugin, `malloc` on the host plugin).

@@ -9,10 +9,10 @@ use super::copies::{self, Direction};
 use super::gpus::{Gpu, cuda_ordinal, gpu};
 use super::module::CudaImage;
 use super::pending::{count_enqueued, synchronize_ordinal};
+use crate::Error;
 use crate::cuda::CuFunction;
 use crate::geometry::Geometry;
 use crate::intrinsics::arg_kind;
-use crate::{Error, sys};
 
 /// One parameter slot of a launch: what the launch marker's triple holds.
 #[derive(Clone, Copy)]
@@ -235,12 +235,9 @@ unsafe fn parameters(
             arg_kind::PRESENT | arg_kind::MAP_TO | arg_kind::MAP_TO_FROM => match own.get(i) {
                 Some(&Some(device)) => device,
                 _ => {
-                    // SAFETY: a lookup in the runtime's mapping table; it changes nothing.
-                    let mapped = unsafe { sys::omp_get_mapped_ptr(slot.value.cast(), id as c_int) };
-                    if mapped.is_null() {
-                        return Err(Error::NotPresent { kernel });
-                    }
-                    mapped as usize as u64
+                    let mapped = crate::rt::mapped_ptr(slot.value, id as c_int)
+                        .ok_or(Error::NotPresent { kernel })?;
+                    mapped.as_ptr() as usize as u64
                 }
             },
             _ => unreachable!("the launch macros make literal, present and mapped slots only"),

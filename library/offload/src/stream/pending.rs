@@ -9,7 +9,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use crate::cuda::{Api, CuContext, CuStream};
-use crate::{Error, rt, sys};
+use crate::{Error, rt};
 
 /// GPUs the library's streams serve (CUDA ordinals below it). Launches on others go through
 /// libomptarget's own launch, synchronously, and along x only (`gpus::cuda_ordinal`).
@@ -167,6 +167,6 @@ fn register_exit_synchronization() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
         // SAFETY: registers a function with the C library; it runs once at exit.
-        unsafe { sys::atexit(at_exit) };
+        unsafe { libc::atexit(at_exit) };
     });
 }
