@@ -732,90 +732,138 @@ fn host_launcher(
         }
     }
 
+    let symbol = quote!(<Self as #instance_trait>::SYMBOL);
+    let launcher_where = quote!(where Self: #instance_trait, #(#launcher_bounds,)*);
     let lifetime_params: Vec<TokenStream> = lifetimes.iter().map(|l| quote!(#l)).collect();
     let mut generics = lifetime_params.clone();
     let mut async_generics = generics.clone();
     let mut arg_generics = Vec::new();
-    let mut shapes = Vec::new();
     let mut args = Vec::new();
     let mut padding_checks = Vec::new();
-    let mut marker_params = Vec::new();
-    let mut marker_names = Vec::new();
-    let mut marker_args = Vec::new();
-    // The parameter slots again, as the `Slot`s the library checks and launches (no geometry
-    // slot).
-    let mut launch_slots = Vec::new();
-    let mut partition_checks = Vec::new();
-    let symbol = quote!(<Self as #instance_trait>::SYMBOL);
-    let mut slot = 0usize;
-    let mut push_slot = |kind: TokenStream, value: TokenStream, size: TokenStream| {
-        let (k, v, s) =
-            (format_ident!("k{slot}"), format_ident!("v{slot}"), format_ident!("s{slot}"));
-        marker_params.push(quote!(#k: i64, #v: *const u8, #s: i64));
-        marker_names.push(quote!(#k, #v, #s));
-        if slot > 0 {
-            // The size the launch's mappers map: the library may have mapped the data already
-            // (`check_mapped`); a constant for slots the launch does not map.
-            let index = slot - 1;
-            marker_args.push(quote!(#kind, #value, #p::marker_size(#kind, &slots[#index], #size)));
-            launch_slots.push(quote!(#p::Slot::new(#kind, #value, #size)));
-        } else {
-            marker_args.push(quote!(#kind, #value, #size));
-        }
-        slot += 1;
-    };
-    push_slot(quote!(#p::arg_kind::LITERAL), quote!(geometry_slot), quote!(8));
+    let mut checks = Vec::new();
+    let mut devices = Vec::new();
+    // Each parameter slot's kind (a constant operand of the marker call), value and size; the
+    // geometry slot comes first in the marker alone.
+    let mut slots = Vec::new();
+    let literal = quote!(::offload::intrinsics::arg_kind::LITERAL);
     for (i, param) in params.iter().enumerate() {
         let ty = format_ident!("A{i}");
         let arg = Ident::new(&format!("a{i}"), Span::call_site());
         let shape = param.param_shape();
+        let arg_trait = quote!(::offload::KernelArg::<#shape>);
         generics.push(quote!(#ty: ::offload::KernelArg<#shape>));
         arg_generics.push(quote!(#ty: ::offload::KernelArg<#shape>));
         async_generics.push(quote!(#ty: ::offload::PresentArg<#shape>));
         // Evaluated in the launchers the program calls, so that the compile error of a padded
         // argument (a generic `DeviceCopy` struct instantiated with padding) names the launch.
         padding_checks.push(quote!(const { <#ty as ::offload::KernelArg<#shape>>::NO_PADDING };));
-        shapes.push(shape.clone());
-        push_slot(
-            quote!(<#ty as ::offload::KernelArg<#shape>>::KIND),
-            quote!(::offload::KernelArg::<#shape>::address(&#arg)),
-            quote!(::offload::KernelArg::<#shape>::size(&#arg)),
-        );
-        if let Shape::Region { strategy, .. } = &param.shape {
-            partition_checks.push(quote!(
-                #p::check_partition::<#strategy>(#symbol, ::offload::KernelArg::<#shape>::elements(&#arg), &geometry)?;
-            ));
-        }
+        checks.push(quote!(#arg_trait::check_launch(&#arg, #symbol, geometry)?;));
+        devices.push(quote!(#arg_trait::device(&#arg)));
+        let kind = quote!(<#ty as ::offload::KernelArg<#shape>>::KIND);
+        slots.push((kind, quote!(#arg_trait::address(&#arg)), quote!(#arg_trait::size(&#arg))));
         if let Shape::Slice { .. } | Shape::Region { .. } = param.shape {
-            push_slot(
-                quote!(#p::arg_kind::LITERAL),
-                quote!(::core::ptr::without_provenance(::offload::KernelArg::<#shape>::elements(&#arg))),
-                quote!(8),
-            );
+            let len = quote!(::core::ptr::without_provenance(#arg_trait::elements(&#arg)));
+            slots.push((literal.clone(), len, quote!(8)));
         }
         args.push((ty, arg));
     }
     let (tys, arg_names): (Vec<_>, Vec<_>) = args.into_iter().unzip();
     let (sig, body) = (&func.sig, &func.block);
-    let n_slots = launch_slots.len();
+    let n_slots = slots.len();
+    let launch_slots: Vec<TokenStream> = slots
+        .iter()
+        .map(|(kind, value, size)| quote!(#p::Slot::new(#kind, #value, #size)))
+        .collect();
+    // The marker's parameters, a triple per slot, the geometry's first; and its arguments in the
+    // launch, the kinds constants.
+    let marker_params: Vec<TokenStream> = (0..=n_slots)
+        .map(|i| {
+            let (k, v, s) = (format_ident!("k{i}"), format_ident!("v{i}"), format_ident!("s{i}"));
+            quote!(#k: i64, #v: *const u8, #s: i64)
+        })
+        .collect();
+    let marker_names: Vec<TokenStream> = (0..=n_slots)
+        .map(|i| {
+            let (k, v, s) = (format_ident!("k{i}"), format_ident!("v{i}"), format_ident!("s{i}"));
+            quote!(#k, #v, #s)
+        })
+        .collect();
+    // The size the launch's mappers map: the library may have mapped the data already
+    // (`Slot::marker_size`); a constant for slots the launch does not map.
+    let marker_args: Vec<TokenStream> = slots
+        .iter()
+        .enumerate()
+        .map(|(i, (kind, value, size))| quote!(#kind, #value, slots[#i].marker_size(#kind, #size)))
+        .collect();
+    let marker_args = quote!(#literal, geometry_slot, 8, #(#marker_args),*);
     // A block larger than the kernel's launch bounds would not launch on a GPU (the cubin is
     // built for no more threads), and one longer along an axis than its bound would break what
     // the kernel's code was compiled to assume: refused before anything is copied, everywhere.
-    let bounds_check = options.launch_bounds.map(|bounds| {
-        let reason = match bounds {
-            Bounds::Threads(n) => {
-                format!("the kernel's `launch_bounds = {n}` allows blocks of at most {n} threads")
+    let bounds = match options.launch_bounds {
+        None => quote!(::core::option::Option::None),
+        Some(bounds) => {
+            let reason = match bounds {
+                Bounds::Threads(n) => format!(
+                    "the kernel's `launch_bounds = {n}` allows blocks of at most {n} threads"
+                ),
+                Bounds::Axes([x, y, z]) => format!(
+                    "the kernel's `launch_bounds` allows blocks of at most {x} x {y} x {z} threads"
+                ),
+            };
+            let (threads, axes) =
+                (bounds.threads(), bounds.axes().map(|a| if a == 0 { u32::MAX } else { a }));
+            let [ax, ay, az] = axes;
+            quote!(::core::option::Option::Some((#threads, [#ax, #ay, #az], #reason)))
+        }
+    };
+    // The two launchers: the library's launch sequence, given the slots and the marker call.
+    let launcher = |method: TokenStream, generics: &[TokenStream], asynchronous: bool| {
+        quote! {
+            #[inline(always)]
+            pub fn #method<#(#generics),*>(
+                self,
+                device: i64,
+                grid: impl ::core::convert::Into<::offload::Dim>,
+                block: impl ::core::convert::Into<::offload::Dim>,
+                shared: impl ::core::convert::Into<::offload::SharedBytes>,
+                args: (#(#tys,)*),
+            ) -> ::core::result::Result<(), ::offload::Error> #launcher_where {
+                let (#(#arg_names,)*) = args;
+                #(#padding_checks)*
+                let launch = #p::launch(
+                    #symbol,
+                    device,
+                    (grid.into(), block.into(), shared.into()),
+                    #bounds,
+                    &[#(#devices),*],
+                    |geometry| {
+                        #(#checks)*
+                        ::core::result::Result::Ok(())
+                    },
+                )?;
+                // What the runtime's launch is given of the geometry, taken before the library
+                // sees it, so that a launch along x stays constants. (The slot of a launch along
+                // y or z holds the address of `shape`, which lives as long as this call.)
+                let shape = launch.geometry;
+                let (geometry_slot, blocks, threads) =
+                    (shape.slot(), launch.geometry.blocks(), launch.geometry.threads());
+                let mut slots = [#(#launch_slots),*];
+                // SAFETY: the slots are the kernel's, in order, each made by the argument's
+                // `KernelArg` impl (`PresentArg` for an asynchronous launch) and borrowed for
+                // the call; the marker is this instance's, given those slots.
+                unsafe {
+                    match launch.run::<#asynchronous>(&mut slots)? {
+                        ::core::option::Option::None => ::core::result::Result::Ok(()),
+                        ::core::option::Option::Some(marked) => marked.status(
+                            <Self as #instance_trait>::marker(device, blocks, threads, #marker_args),
+                        ),
+                    }
+                }
             }
-            Bounds::Axes([x, y, z]) => format!(
-                "the kernel's `launch_bounds` allows blocks of at most {x} x {y} x {z} threads"
-            ),
-        };
-        let (threads, axes) =
-            (bounds.threads(), bounds.axes().map(|a| if a == 0 { u32::MAX } else { a }));
-        let [ax, ay, az] = axes;
-        quote!(#p::check_launch_bounds(#symbol, &geometry, #threads, [#ax, #ay, #az], #reason)?;)
-    });
-    let launcher_where = quote!(where Self: #instance_trait, #(#launcher_bounds,)*);
+        }
+    };
+    let launch_sync = launcher(quote!(__offload_launch), &generics, false);
+    let launch_async = launcher(quote!(__offload_launch_async), &async_generics, true);
     let type_where = (!type_bounds.is_empty()).then(|| quote!(where #(#type_bounds,)*));
     // One impl of the instance trait per entry point: its symbol, and its launch marker, which
     // the lowering turns into the runtime's launch of that symbol.
@@ -955,90 +1003,8 @@ fn host_launcher(
         // The kernel's lifetimes and their bounds, as it wrote them, in each launcher.
         #[allow(clippy::too_many_arguments, clippy::multiple_bound_locations)]
         impl<#(#bounded_params),*> #name<#(#type_args),*> #type_where {
-            #[inline(always)]
-            pub fn __offload_launch<#(#generics),*>(
-                self,
-                device: i64,
-                grid: impl ::core::convert::Into<::offload::Dim>,
-                block: impl ::core::convert::Into<::offload::Dim>,
-                shared: impl ::core::convert::Into<::offload::SharedBytes>,
-                args: (#(#tys,)*),
-            ) -> ::core::result::Result<(), ::offload::Error> #launcher_where {
-                let (#(#arg_names,)*) = args;
-                #(#padding_checks)*
-                #p::require_device(device)?;
-                let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared.into())?;
-                #bounds_check
-                #(#partition_checks)*
-                #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
-                Self::__offload_run(device, geometry, #(#arg_names),*)
-            }
-
-            /// A checked launch, synchronous: on a GPU through the library's stream, else
-            /// through the runtime.
-            #[inline(always)]
-            fn __offload_run<#(#generics),*>(
-                device: i64,
-                geometry: #p::Geometry,
-                #(#arg_names: #tys),*
-            ) -> ::core::result::Result<(), ::offload::Error> #launcher_where {
-                // What the runtime's launch is given of the geometry, taken before the library
-                // sees it, so that a launch along x stays constants.
-                // (The slot of a launch along y or z holds the address of a copy of the geometry,
-                // which lives as long as this call; the geometry itself stays in registers.)
-                let shape = geometry;
-                let (geometry_slot, blocks, threads) =
-                    (#p::geometry_slot(&shape), geometry.blocks(), geometry.threads());
-                let mut slots: [#p::Slot; #n_slots] = [#(#launch_slots),*];
-                // Held until the launch returns: the runtime maps and releases these within it
-                // (overlapping `&T` arguments the library maps together, here).
-                // SAFETY: every mapped slot is a borrow that lasts this call (`KernelArg`'s
-                // contract), and the hold is dropped after the launch.
-                let _held = unsafe { #p::check_mapped(#symbol, device, &mut slots) }?;
-                // Kernels queued by `launch_async!` finish before the runtime touches the device.
-                #p::synchronize_pending(device)?;
-                // On a GPU the library's stream runs the kernel and waits for it, so that a
-                // kernel that faults is an `Error` (libomptarget 19 would end the process).
-                // SAFETY: `KernelArg`'s contract: every `PRESENT` slot is data a live guard
-                // keeps mapped, every mapped slot a borrow that lasts this call; the slots are
-                // the kernel's, in order.
-                if unsafe { #p::launch_sync(#p::cuda_image(), device, #symbol, geometry, &slots) }? {
-                    return ::core::result::Result::Ok(());
-                }
-                // SAFETY: every borrow passed lives until the call returns, and the kinds
-                // describe them (`KernelArg`'s contract).
-                let status = unsafe { <Self as #instance_trait>::marker(device, blocks, threads, #(#marker_args),*) };
-                #p::status(#symbol, status)
-            }
-
-            /// Enqueues the kernel on the library's CUDA stream (`offload::launch_async!`); on
-            /// the host-offload plugin, launches it synchronously.
-            #[inline(always)]
-            pub fn __offload_launch_async<#(#async_generics),*>(
-                self,
-                device: i64,
-                grid: impl ::core::convert::Into<::offload::Dim>,
-                block: impl ::core::convert::Into<::offload::Dim>,
-                shared: impl ::core::convert::Into<::offload::SharedBytes>,
-                args: (#(#tys,)*),
-            ) -> ::core::result::Result<(), ::offload::Error> #launcher_where {
-                let (#(#arg_names,)*) = args;
-                #(#padding_checks)*
-                #p::require_device(device)?;
-                let geometry = #p::geometry(#symbol, grid.into(), block.into(), shared.into())?;
-                #bounds_check
-                #(#partition_checks)*
-                #p::check_devices(#symbol, device, &[#(::offload::KernelArg::<#shapes>::device(&#arg_names)),*])?;
-                {
-                    let slots: &[#p::Slot] = &[#(#launch_slots),*];
-                    // SAFETY: `PresentArg` admits present data kept mapped by live guards and
-                    // scalars only, and the slots are the kernel's, in order.
-                    if unsafe { #p::launch_async(#p::cuda_image(), device, #symbol, geometry, slots) }? {
-                        return ::core::result::Result::Ok(());
-                    }
-                }
-                Self::__offload_run(device, geometry, #(#arg_names),*)
-            }
+            #launch_sync
+            #launch_async
         }
     }
 }

@@ -25,6 +25,13 @@ impl Geometry {
         (self.block[0] * self.block[1] * self.block[2]) as i32
     }
 
+    /// The hidden geometry slot of a launch of this geometry ([`geometry_slot`]): along x,
+    /// constants; along y or z, this geometry's address, which must outlive the launch.
+    #[inline(always)]
+    pub fn slot(&self) -> *const u8 {
+        geometry_slot(self)
+    }
+
     /// Whether libomptarget 19's own launch can make it: along x only, without shared memory.
     #[inline(always)]
     pub fn is_linear(&self) -> bool {
@@ -46,7 +53,7 @@ const GEOMETRY_AT: u64 = 1 << 63;
 /// `geometry` with the top bit set, which the image reads while the (synchronous) launch lasts.
 /// The nvptx entries ignore it.
 #[inline(always)]
-pub fn geometry_slot(geometry: &Geometry) -> *const u8 {
+pub(crate) fn geometry_slot(geometry: &Geometry) -> *const u8 {
     if geometry.is_linear() {
         let word = (geometry.block[0] as u64) << 32 | geometry.grid[0] as u64;
         return core::ptr::without_provenance(word as usize);

@@ -7,7 +7,8 @@ use crate::intrinsics::arg_kind;
 use crate::kernel_arg::ANY_DEVICE;
 use crate::ranges::LaunchHold;
 use crate::region::PartitioningStrategy;
-use crate::stream::Slot;
+use crate::stream::{self, Slot};
+
 /// A kernel that can be launched with the arguments `A`, a tuple: `#[offload::kernel]`
 /// implements it for each kernel (each instance of a generic one) and every tuple of arguments
 /// its parameters take ([`KernelArg`](crate::KernelArg)). [`intrinsics::offload`](crate::intrinsics::offload)
@@ -30,9 +31,99 @@ pub trait Launch<A> {
     ) -> Result<(), Error>;
 }
 
+/// How a kernel was declared to be launched: at most `threads` threads a block, at most `axes`
+/// along x, y and z (`#[offload::kernel(launch_bounds = ..)]`), and the error's words.
+pub(crate) type Bounds = (u32, [u32; 3], &'static str);
+
+/// One launch of `kernel`, as `#[offload::kernel]`'s launchers hand it over, checked before
+/// anything is copied: a device to run on, the geometry (within `bounds`), `check` (the
+/// arguments' own checks of the geometry: a `Region`'s strategy) and the arguments' devices.
+/// `Checked::run` goes on with it; the launch marker's call, if it comes to that, stays in
+/// the program's crate, where the argument kinds are its constant operands.
+#[inline(always)]
+pub fn launch(
+    kernel: &'static str,
+    device: i64,
+    (grid, block, shared): (Dim, Dim, SharedBytes),
+    bounds: Option<Bounds>,
+    devices: &[i64],
+    check: impl FnOnce(&Geometry) -> Result<(), Error>,
+) -> Result<Checked, Error> {
+    crate::rt::require_device(device)?;
+    let geometry = geometry(kernel, grid, block, shared)?;
+    if let Some((threads, axes, reason)) = bounds {
+        check_launch_bounds(kernel, &geometry, threads, axes, reason)?;
+    }
+    check(&geometry)?;
+    check_devices(kernel, device, devices)?;
+    Ok(Checked { kernel, device, geometry })
+}
+
+/// A launch that passed [`launch`]'s checks.
+pub struct Checked {
+    kernel: &'static str,
+    device: i64,
+    /// What the runtime's launch is given of it (`Geometry::slot`, `blocks`, `threads`) is
+    /// taken by the launcher before the library sees it, so that a launch along x stays
+    /// constants.
+    pub geometry: Geometry,
+}
+
+impl Checked {
+    /// `ASYNC`, an enqueue on the library's stream of a GPU; else (or on the host-offload
+    /// plugin) a synchronous launch: on a GPU through the library's stream, which waits for it,
+    /// so that a kernel that faults is an `Error` (libomptarget 19 would end the process).
+    /// `Ok(None)` where the kernel ran (or was enqueued) so; else it is the runtime's launch's,
+    /// through the marker, and [`Marked::status`] takes the marker's return. Kernels queued by
+    /// `launch_async!` finish before the runtime touches the device.
+    ///
+    /// # Safety
+    /// `slots` are the kernel's parameter slots in order, each made from the argument's
+    /// [`KernelArg`](crate::KernelArg) impl (whose contract the kinds keep), and their data
+    /// stays borrowed until the [`Marked`] launch is dropped; with `ASYNC` they are `PRESENT`
+    /// or `LITERAL` alone ([`PresentArg`](crate::PresentArg)).
+    #[inline(always)]
+    pub unsafe fn run<const ASYNC: bool>(
+        self,
+        slots: &mut [Slot],
+    ) -> Result<Option<Marked>, Error> {
+        let Checked { kernel, device, geometry } = self;
+        let image = crate::__private::cuda_image;
+        // SAFETY (of the launches): per the caller.
+        if ASYNC && unsafe { stream::launch_async(image(), device, kernel, geometry, slots) }? {
+            return Ok(None);
+        }
+        // Held until the launch returns: the runtime maps and releases these within it
+        // (overlapping `&T` arguments the library maps together, here).
+        // SAFETY: per the caller; the hold lasts as long as the `Marked` launch.
+        let held = unsafe { check_mapped(kernel, device, slots) }?;
+        stream::synchronize_pending(device)?;
+        if unsafe { stream::launch_sync(image(), device, kernel, geometry, slots) }? {
+            return Ok(None);
+        }
+        Ok(Some(Marked { kernel, _held: held }))
+    }
+}
+
+/// A launch left to the runtime's launch, through the marker ([`Checked::run`]), holding what
+/// it maps until it returns.
+#[must_use]
+pub struct Marked {
+    kernel: &'static str,
+    _held: LaunchHold,
+}
+
+impl Marked {
+    /// The launch's result from the marker's status; what the launch held is released.
+    #[inline(always)]
+    pub fn status(self, status: i32) -> Result<(), Error> {
+        if status == 0 { Ok(()) } else { Err(Error::LaunchFailed { kernel: self.kernel, status }) }
+    }
+}
+
 /// A `Region` argument's strategy asked whether the launch's geometry keeps its threads' parts
 /// disjoint, before anything is copied.
-pub fn check_partition<S: PartitioningStrategy>(
+pub(crate) fn check_partition<S: PartitioningStrategy>(
     kernel: &'static str,
     elements: usize,
     geometry: &Geometry,
@@ -106,7 +197,7 @@ const MAX_SHARED: u32 = 227 << 10;
 /// A launch's geometry, checked against what every NVIDIA GPU the cubin targets launches
 /// (CUDA's limits), so that the runtime never refuses it (libomptarget 19 ends the process then).
 #[inline]
-pub fn geometry(
+pub(crate) fn geometry(
     kernel: &'static str,
     grid: Dim,
     block: Dim,
@@ -143,7 +234,7 @@ pub fn geometry(
 /// Checks a launch of a kernel declared with launch bounds (`reason` says which): blocks of at
 /// most `threads` threads, and at most `axes` along x, y and z.
 #[inline]
-pub fn check_launch_bounds(
+pub(crate) fn check_launch_bounds(
     kernel: &'static str,
     geometry: &Geometry,
     threads: u32,
@@ -161,7 +252,11 @@ pub fn check_launch_bounds(
 /// Checks that every present argument lives on the launch's device: a `Preload` made on one
 /// device and passed to a launch on another would reach the kernel as an unmapped address.
 #[inline]
-pub fn check_devices(kernel: &'static str, device: i64, arguments: &[i64]) -> Result<(), Error> {
+pub(crate) fn check_devices(
+    kernel: &'static str,
+    device: i64,
+    arguments: &[i64],
+) -> Result<(), Error> {
     for &argument in arguments {
         if argument != ANY_DEVICE && argument != device && resolve(argument) != resolve(device) {
             return Err(Error::WrongDevice {
@@ -188,7 +283,7 @@ pub fn check_devices(kernel: &'static str, device: i64, arguments: &[i64]) -> Re
 /// The slots' data must stay borrowed until the hold is dropped, and no kernel may use it
 /// after; `slots` must be the launch's, on `device`.
 #[inline(always)]
-pub unsafe fn check_mapped(
+pub(crate) unsafe fn check_mapped(
     kernel: &'static str,
     device: i64,
     slots: &mut [Slot],
@@ -199,13 +294,6 @@ pub unsafe fn check_mapped(
     } else {
         Ok(LaunchHold::NONE)
     }
-}
-
-/// The marker's size operand of a slot of kind `kind` (a constant) whose size is `size`: the
-/// bytes its mappers map ([`Slot::map`]) for data the launch maps around itself, else `size`.
-#[inline(always)]
-pub fn marker_size(kind: i64, slot: &Slot, size: i64) -> i64 {
-    if arg_kind::mapped_by_launch(kind) { slot.map } else { size }
 }
 
 #[inline(never)]
@@ -247,12 +335,6 @@ unsafe fn check_mapped_slots(
 /// when there is none.
 fn resolve(device: i64) -> i64 {
     crate::rt::resolve_device(device).unwrap_or(device)
-}
-
-/// The runtime's status of one launch, as a `Result`.
-#[inline]
-pub fn status(kernel: &'static str, status: i32) -> Result<(), Error> {
-    if status == 0 { Ok(()) } else { Err(Error::LaunchFailed { kernel, status }) }
 }
 
 #[cfg(test)]

@@ -6,20 +6,11 @@ use core::ptr::NonNull;
 #[cfg(not(offload_device))]
 pub use crate::device::LaunchDevice;
 pub use crate::device_copy::assert_no_padding;
-pub use crate::geometry::{Geometry, geometry_slot};
-pub use crate::intrinsics::arg_kind;
+pub use crate::geometry::Geometry;
 #[cfg(not(offload_device))]
-pub use crate::launch::{
-    check_devices, check_launch_bounds, check_mapped, check_partition, geometry, marker_size,
-    status,
-};
+pub use crate::launch::launch;
 #[cfg(not(offload_device))]
-pub use crate::rt::require_device;
-#[cfg(not(offload_device))]
-pub use crate::stream::{
-    CudaImage, ModuleSource, Slot, cuda_module_source, launch_async, launch_sync, pending_launches,
-    synchronize_pending,
-};
+pub use crate::stream::{CudaImage, ModuleSource, Slot, cuda_module_source, pending_launches};
 
 /// Panics, in the constant `#[offload::kernel]` writes beside each kernel, with `message` where
 /// the kernel's module (`module_path`) is not within the kernels module the build names

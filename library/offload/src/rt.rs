@@ -45,7 +45,7 @@ fn count_devices() -> usize {
 /// default device on each call (a program may change it; a plain read of the thread's setting).
 /// Returns the device's number, the default's for -1.
 #[inline]
-pub fn require_device(device: i64) -> Result<i64, Error> {
+pub(crate) fn require_device(device: i64) -> Result<i64, Error> {
     let count = device_count();
     if count == 0 {
         return Err(Error::NoDevice);

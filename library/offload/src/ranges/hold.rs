@@ -12,7 +12,7 @@ use crate::{Error, memory};
 /// dropping it releases them. A number rather than the list, so that a hold of nothing has no
 /// drop glue left once inlined.
 #[must_use]
-pub struct LaunchHold(u64);
+pub(crate) struct LaunchHold(u64);
 
 impl LaunchHold {
     /// A launch that maps nothing around itself holds nothing.

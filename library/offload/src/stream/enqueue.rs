@@ -39,6 +39,14 @@ impl Slot {
         Slot { kind, value, size, map: size }
     }
 
+    /// The launch marker's size operand of this slot, of kind `kind` and size `size` (the
+    /// launcher's constants where they are): the bytes its mappers map ([`Slot::map`]) for data
+    /// the launch maps around itself, else `size`.
+    #[inline(always)]
+    pub fn marker_size(&self, kind: i64, size: i64) -> i64 {
+        if arg_kind::mapped_by_launch(kind) { self.map } else { size }
+    }
+
     /// Whether this is non-empty data the launch maps around itself (plain `&T`/`&mut T`;
     /// empty data is not mapped: it reaches the kernel as a null, dangling-free reference).
     #[inline(always)]
@@ -54,7 +62,7 @@ impl Slot {
 /// # Safety
 /// Every `PRESENT` slot must be data a live guard keeps mapped on `device` (its `KernelArg`
 /// impl's contract); the slots must match the kernel's parameters in number and order.
-pub unsafe fn launch_async(
+pub(crate) unsafe fn launch_async(
     image: CudaImage,
     device: i64,
     kernel: &'static str,
@@ -105,7 +113,7 @@ pub unsafe fn launch_async(
 /// # Safety
 /// As [`launch_async`], except that slots may also be `MAP_TO`/`MAP_TO_FROM` data borrowed
 /// for the whole call.
-pub unsafe fn launch_sync(
+pub(crate) unsafe fn launch_sync(
     image: CudaImage,
     device: i64,
     kernel: &'static str,

@@ -30,10 +30,11 @@ mod gpus;
 mod module;
 mod pending;
 
-pub use enqueue::{Slot, launch_async, launch_sync};
+pub use enqueue::Slot;
+pub(crate) use enqueue::{launch_async, launch_sync};
 pub(crate) use foreign::with_stream;
 pub use gpus::cuda_module_source;
 pub(crate) use gpus::{device_stream, trim_pool};
 pub use module::{CudaImage, ModuleSource};
-pub(crate) use pending::synchronize_pending_or_exit;
-pub use pending::{pending_launches, synchronize, synchronize_pending};
+pub use pending::{pending_launches, synchronize};
+pub(crate) use pending::{synchronize_pending, synchronize_pending_or_exit};

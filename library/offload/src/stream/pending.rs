@@ -85,7 +85,7 @@ pub(super) fn wait_stream(ordinal: usize) -> Result<(), Error> {
 /// synchronously with the library's launch) it pays one atomic load and a branch (the rest is
 /// out of line), and after, a look at the counters.
 #[inline(always)]
-pub fn synchronize_pending(device: i64) -> Result<(), Error> {
+pub(crate) fn synchronize_pending(device: i64) -> Result<(), Error> {
     if enqueued_any() { synchronize_device(device) } else { Ok(()) }
 }
 
