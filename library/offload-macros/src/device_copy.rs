@@ -20,7 +20,6 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
     let name = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let field_types: Vec<&syn::Type> = data.fields.iter().map(|f| &f.ty).collect();
-    let p = quote!(::offload::__private);
     if input.generics.params.is_empty() {
         // Each field checked on its own, so an error points at the field that is not plain
         // data instead of at the derive.
@@ -33,7 +32,7 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
         let padding_check = quote_spanned!(name.span()=>
             const _: () = ::core::assert!(
                 ::core::mem::size_of::<#name>()
-                    == ::offload::__private::total_size(&[#(::core::mem::size_of::<#field_types>()),*]),
+                    == 0 #(+ ::core::mem::size_of::<#field_types>())*,
                 "DeviceCopy types cannot have padding: reorder the fields or add explicit padding fields"
             );
         );
@@ -76,7 +75,7 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
     let padding_check = quote_spanned!(name.span()=>
         ::core::assert!(
             ::core::mem::size_of::<Self>()
-                == ::offload::__private::total_size(&[#(::core::mem::size_of::<#field_types>()),*]),
+                == 0 #(+ ::core::mem::size_of::<#field_types>())*,
             #message
         );
     );
@@ -87,7 +86,7 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
             #(#predicates,)*
         {
             const NO_PADDING: () = {
-                #(#p::assert_no_padding::<#field_types>();)*
+                #(<#field_types as ::offload::DeviceCopy>::NO_PADDING;)*
                 #padding_check
             };
         }

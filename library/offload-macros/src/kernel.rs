@@ -489,7 +489,7 @@ fn parameter_checks(func: &ItemFn, params: &[Param], instances: &[Instance]) -> 
                     let elem = with_static_lifetimes(&substitute(func, instance, elem));
                     Some(quote_spanned! {span=>
                         #[cfg(not(offload_device))]
-                        const _: () = ::offload::__private::sized_data::<#elem>();
+                        const _: () = ::offload::__private::Param::sized::<#elem>();
                     })
                 }
                 Shape::Value(ty) => {
@@ -549,27 +549,27 @@ impl Param {
         let ptr = quote!(*mut u8);
         let word = quote!(u64);
         match &self.shape {
-            Shape::Value(_) => (vec![(address.clone(), word)], quote!(#p::value(#address))),
-            // At the parameter's type: unsized data is refused there (`SizedData`).
+            Shape::Value(_) => (vec![(address.clone(), word)], quote!(#p::Param::value(#address))),
+            // At the parameter's type: unsized data is refused there (`Param::reference`).
             Shape::Ref { mutable: false, .. } => (
                 vec![(address.clone(), ptr)],
-                quote_spanned!(self.ty.span()=> <_ as #p::SizedData>::reference(#address)),
+                quote_spanned!(self.ty.span()=> #p::Param::reference(#address)),
             ),
             Shape::Ref { mutable: true, .. } => (
                 vec![(address.clone(), ptr)],
-                quote_spanned!(self.ty.span()=> <_ as #p::SizedData>::reference_mut(#address)),
+                quote_spanned!(self.ty.span()=> #p::Param::reference_mut(#address)),
             ),
             Shape::Slice { mutable: false, .. } => (
                 vec![(address.clone(), ptr), (len.clone(), word)],
-                quote!(#p::slice(#address, #len)),
+                quote!(#p::Param::slice(#address, #len)),
             ),
             Shape::Slice { mutable: true, .. } => (
                 vec![(address.clone(), ptr), (len.clone(), word)],
-                quote!(#p::slice_mut(#address, #len)),
+                quote!(#p::Param::slice_mut(#address, #len)),
             ),
             Shape::Region { .. } => (
                 vec![(address.clone(), ptr), (len.clone(), word)],
-                quote!(#p::region(#address, #len)),
+                quote!(#p::Param::region(#address, #len)),
             ),
         }
     }

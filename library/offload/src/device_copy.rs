@@ -48,11 +48,3 @@ unsafe impl<T: DeviceCopy> DeviceCopy for core::num::Wrapping<T> {
     const NO_PADDING: () = T::NO_PADDING;
 }
 unsafe impl<T: ?Sized> DeviceCopy for core::marker::PhantomData<T> {}
-
-/// Evaluates `T`'s [`DeviceCopy::NO_PADDING`] check for the type arguments `T` is used with: a
-/// call in a generic function fails to compile for every instantiation with a padded `T`.
-#[doc(hidden)]
-#[inline(always)]
-pub const fn assert_no_padding<T: ?Sized + DeviceCopy>() {
-    T::NO_PADDING
-}

@@ -42,6 +42,9 @@ mod cuda;
 #[cfg(not(offload_device))]
 mod device;
 mod device_copy;
+mod device_param;
+#[cfg(not(offload_device))]
+mod entry;
 mod error;
 #[cfg(not(offload_device))]
 mod event;
@@ -78,7 +81,7 @@ mod upstream;
 mod view;
 
 #[cfg(not(offload_device))]
-pub use device::{Device, DeviceMemory, device_name};
+pub use device::{Device, DeviceMemory, LaunchDevice, device_name};
 pub use device_copy::DeviceCopy;
 pub use error::Error;
 #[cfg(not(offload_device))]
@@ -219,7 +222,7 @@ macro_rules! __offload_fields {
     };
     ([$kernel:path] [($($arg:expr),*)] [$($w:expr)?] [$($t:expr)?] [$($c:expr)?] [$($d:expr)?]) => {
         match $crate::__offload_or!(
-            [$($crate::__private::LaunchDevice::runtime_id(&$d))?]
+            [$($crate::LaunchDevice::runtime_id(&$d))?]
             ::core::result::Result::<i64, $crate::Error>::Ok(-1)
         ) {
             ::core::result::Result::Ok(device) => $crate::__private::kernel($kernel).__offload_launch(
