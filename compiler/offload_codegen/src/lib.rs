@@ -19,10 +19,10 @@
 pub mod abi;
 mod appending;
 mod binding;
-pub mod device;
 mod lower;
 mod maptype;
 mod markers;
+pub mod nvptx;
 mod object;
 mod register;
 mod runtime;

@@ -7,10 +7,10 @@
 //! - `options`: the attribute's options;
 //! - `signature`: what a kernel may take, and how each parameter is passed;
 //! - `instances`: a generic kernel's entry points;
-//! - `device`: the kernel's body and entry points in the device images;
+//! - `entries`: the kernel's body and entry points in the device images;
 //! - `host`: the kernel's type, its instances' markers, and its launchers.
 
-mod device;
+mod entries;
 mod host;
 mod instances;
 mod options;
@@ -20,7 +20,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{ItemFn, Result};
 
-use device::{device_body, device_entry};
+use entries::{device_body, device_entry};
 use host::host_launcher;
 use instances::instances;
 use options::Options;

@@ -9,10 +9,8 @@ pub enum Error {
     /// The runtime reports no device (and no host-offload image could stand in for one).
     NoDevice,
     /// Pinned host memory could not be allocated (`HostBuffer`): the runtime's allocator
-    /// returned nothing for this many bytes. (The name is historical: a device mapping the
-    /// runtime cannot make ends the process in libomptarget 19, whose mapper entry points return
-    /// nothing, so the library checks mappings before the runtime sees them instead.)
-    MapFailed { bytes: usize },
+    /// returned nothing for this many bytes.
+    HostAllocFailed { bytes: usize },
     /// A `HostBuffer` of `len` elements of `element_bytes` each: more bytes than a slice can
     /// hold (`isize::MAX`), so nothing was asked of the runtime.
     HostBufferTooLarge { len: usize, element_bytes: usize },
@@ -79,7 +77,7 @@ impl fmt::Display for Error {
                 "no offload device is available (OMP_TARGET_OFFLOAD=DISABLED, or no GPU and no \
                  host-offload image registered: build the program with `cargo offload`)",
             ),
-            Error::MapFailed { bytes } => write!(
+            Error::HostAllocFailed { bytes } => write!(
                 f,
                 "could not allocate {bytes} bytes of pinned host memory for a HostBuffer (the \
                  offload runtime's allocator refused them: ask for fewer, drop other HostBuffers \

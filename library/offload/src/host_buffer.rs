@@ -15,7 +15,7 @@ pub struct HostBuffer<T: DeviceCopy + Copy> {
 }
 
 impl<T: DeviceCopy + Copy> HostBuffer<T> {
-    /// `len` copies of `value` in pinned memory of the default device: [`Error::MapFailed`]
+    /// `len` copies of `value` in pinned memory of the default device: [`Error::HostAllocFailed`]
     /// when the runtime cannot allocate it, [`Error::HostBufferTooLarge`] when `len` elements
     /// would span more bytes than a slice can hold, and the errors of the default device
     /// ([`Error::NoDevice`], [`Error::InvalidDefaultDevice`]).
@@ -48,11 +48,11 @@ impl<T: DeviceCopy + Copy> HostBuffer<T> {
         if bytes == 0 {
             return Ok(HostBuffer { ptr: NonNull::dangling(), len, device });
         }
-        let raw = rt::alloc_host(bytes, device).ok_or(Error::MapFailed { bytes })?;
+        let raw = rt::alloc_host(bytes, device).ok_or(Error::HostAllocFailed { bytes })?;
         if raw.as_ptr().align_offset(align_of::<T>()) != 0 {
             // SAFETY: allocated just above on `device`.
             unsafe { rt::free_host(raw, device) };
-            return Err(Error::MapFailed { bytes });
+            return Err(Error::HostAllocFailed { bytes });
         }
         // Start from zeroes: `T` is plain data, so zero bytes are a value the caller overwrites.
         // SAFETY: `bytes` bytes were allocated at `raw`.

@@ -13,10 +13,10 @@
 //! The binary is cargo-offload's second one (`src/bin/offload-ld.rs` there), so that one
 //! `cargo install` installs both.
 
-mod device;
 mod env;
 mod images;
 mod inputs;
+mod nvptx;
 mod units;
 
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ use crate::units::Cache;
 pub fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.split_first() {
-        Some((mode, rest)) if mode == device::MODE => device::run(rest),
+        Some((mode, rest)) if mode == nvptx::MODE => nvptx::run(rest),
         _ => run(&args),
     };
     match result {

@@ -1,6 +1,6 @@
 //! `HostBuffer`: pinned host memory that preloads and launches take like any slice, and whose
 //! failures say what failed: an allocation the runtime refuses (256 TiB, more than any
-//! machine's address space) is `Error::MapFailed` with the bytes asked for, and one whose size
+//! machine's address space) is `Error::HostAllocFailed` with the bytes asked for, and one whose size
 //! overflows is `Error::HostBufferTooLarge` with the elements asked for; neither speaks of the
 //! device. Copies: the launch's `&mut` argument, 1 in and 1 out. The refused allocation is a
 //! failed `cuMemAllocHost` in the runtime, which compute-sanitizer reports: expected here.
@@ -20,7 +20,7 @@ fn main() -> Result<(), Error> {
     assert_eq!(&HostBuffer::from_slice(&[1.0f32, 2.0])?[..], [1.0, 2.0]);
 
     let e = HostBuffer::new(1 << 46, 0.0f32).err().expect("256 TiB of pinned memory");
-    assert_eq!(e, Error::MapFailed { bytes: 1 << 48 });
+    assert_eq!(e, Error::HostAllocFailed { bytes: 1 << 48 });
     let message = e.to_string();
     println!("{message}");
     assert!(message.starts_with("could not allocate 281474976710656 bytes of pinned host memory"));

@@ -41,7 +41,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         .map_err(|e| anyhow!("reading {}: {e}", args.input.display()))?;
     let module = Module::parse_bitcode_from_buffer(&buffer, &cx)
         .map_err(|e| anyhow!("parsing bitcode {}: {e}", args.input.display()))?;
-    let report = offload_codegen::device::lower_device(&cx, &module, &args.kernels)?;
+    let report = offload_codegen::nvptx::lower_device(&cx, &module, &args.kernels)?;
     if args.verbose {
         eprintln!(
             "offload-ld: nvptx: kernels {:?}; launch bounds {:?}; contracted {:?}; {} small \
@@ -49,6 +49,6 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             report.kernels, report.launch_bounds, report.contracted, report.unrolled
         );
     }
-    let ptx = offload_codegen::device::compile_ptx(&module, &args.cpu)?;
+    let ptx = offload_codegen::nvptx::compile_ptx(&module, &args.cpu)?;
     std::fs::write(&args.output, ptx).with_context(|| format!("writing {}", args.output.display()))
 }

@@ -4,7 +4,7 @@
 
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
-use offload_codegen::device::{self, DeviceReport};
+use offload_codegen::nvptx::{self, DeviceReport};
 
 const HEADER: &str = r#"
 target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
@@ -18,7 +18,7 @@ fn lower(body: &str, kernels: &[&str]) -> anyhow::Result<(DeviceReport, String)>
     let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "kernels.ll");
     let module = cx.create_module_from_ir(buffer).expect("the test's IR parses");
     let kernels: Vec<String> = kernels.iter().map(|k| k.to_string()).collect();
-    let report = device::lower_device(&cx, &module, &kernels)?;
+    let report = nvptx::lower_device(&cx, &module, &kernels)?;
     Ok((report, module.print_to_string().to_string()))
 }
 
