@@ -6,7 +6,6 @@
 
 use crate::geometry::Geometry;
 use crate::intrinsics::arg_kind;
-use crate::launch::check_partition;
 use crate::region::{PartitioningStrategy, Region};
 use crate::view::{PresentSlice, PresentSliceMut};
 use crate::{DeviceCopy, Error, Preload, PreloadMut};
@@ -324,4 +323,15 @@ unsafe impl KernelArg<param::Val<bool>> for bool {
     fn elements(&self) -> usize {
         1
     }
+}
+
+/// A `Region` argument's strategy asked whether the launch's geometry keeps its threads' parts
+/// disjoint, before anything is copied.
+fn check_partition<S: PartitioningStrategy>(
+    kernel: &'static str,
+    elements: usize,
+    geometry: &Geometry,
+) -> Result<(), Error> {
+    S::check_launch(elements, geometry.grid, geometry.block)
+        .map_err(|e| Error::Partition { kernel, message: e.message() })
 }

@@ -6,7 +6,6 @@ use crate::geometry::Geometry;
 use crate::intrinsics::arg_kind;
 use crate::kernel_arg::ANY_DEVICE;
 use crate::ranges::LaunchHold;
-use crate::region::PartitioningStrategy;
 use crate::stream::{self, Slot};
 
 /// A kernel that can be launched with the arguments `A`, a tuple: `#[offload::kernel]`
@@ -119,17 +118,6 @@ impl Marked {
     pub fn status(self, status: i32) -> Result<(), Error> {
         if status == 0 { Ok(()) } else { Err(Error::LaunchFailed { kernel: self.kernel, status }) }
     }
-}
-
-/// A `Region` argument's strategy asked whether the launch's geometry keeps its threads' parts
-/// disjoint, before anything is copied.
-pub(crate) fn check_partition<S: PartitioningStrategy>(
-    kernel: &'static str,
-    elements: usize,
-    geometry: &Geometry,
-) -> Result<(), Error> {
-    S::check_launch(elements, geometry.grid, geometry.block)
-        .map_err(|e| Error::Partition { kernel, message: e.message() })
 }
 
 /// Launch geometry along x, y and z: blocks in the grid, or threads in a block. A number is
