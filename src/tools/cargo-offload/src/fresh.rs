@@ -33,15 +33,18 @@
 
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context as _, Result, bail};
 use offload_support::digest::Digest;
 use offload_support::toolchain;
 use serde::{Deserialize, Serialize};
 
+use self::dep_info::dep_info_inputs;
 use crate::cargo_files;
 use crate::command::Runner;
+use crate::config::Config;
+use crate::devices::BuiltImages;
 use crate::image::Image;
 use crate::project::Project;
 
@@ -135,7 +138,7 @@ struct Record {
 
 /// Where a check found the images: fresh, with the package they belong to and a shared hold on
 /// them, or not, and why.
-pub(crate) enum Check {
+enum Check {
     Fresh(Box<Project>, Vec<Image>, Hold),
     Stale(String),
 }
@@ -178,14 +181,69 @@ impl Hold {
     }
 
     /// The images of `project`, held alone: before they are built and recorded.
-    pub(crate) fn alone(project: &Project) -> Result<Hold> {
+    fn alone(project: &Project) -> Result<Hold> {
         Hold::lock(Hold::open(&record_path(project))?, false, &project.name)
     }
 }
 
+/// The package at `manifest` (as `check` finds it) and its device images, with the hold on
+/// them: those of the last build where its record holds, held shared; else `load` reads the
+/// package (and finds the rustc of its toolchain) and `build` makes the images, held alone from
+/// before they build, then recorded where they are those asked for. A dry run (whose plan is
+/// every step) checks, holds and records nothing.
+pub(crate) fn images(
+    config: &Config,
+    manifest: Option<&Path>,
+    options: &Options<'_>,
+    load: impl FnOnce() -> Result<(Project, PathBuf)>,
+    build: impl FnOnce(&Project, &Path) -> Result<BuiltImages>,
+) -> Result<(Project, Vec<Image>, Option<Hold>)> {
+    if !config.runner.dry_run {
+        match check(manifest, options) {
+            Check::Fresh(project, images, hold) => {
+                config.status(&format!("the device images of {} are up to date", project.name));
+                return Ok((*project, images, Some(hold)));
+            }
+            Check::Stale(why) if config.runner.verbose => {
+                eprintln!("offload: building the device images: {why}");
+            }
+            Check::Stale(_) => {}
+        }
+    }
+    let since = Instant::now();
+    let (project, rustc) = load()?;
+    if config.runner.dry_run {
+        let built = build(&project, &rustc)?;
+        return Ok((project, built.images, None));
+    }
+    // Taken once the target folder is known, counted from before the package was read.
+    let started = build_started(&project, since);
+    // Where the lock cannot be had (a file system without locks), nothing is recorded.
+    let hold = Hold::alone(&project)
+        .inspect_err(|e| {
+            if config.runner.verbose {
+                eprintln!("offload: the device images are not recorded: {e:#}");
+            }
+        })
+        .ok();
+    forget(&project)?;
+    let built = build(&project, &rustc)?;
+    // Without ptxas, `auto` builds the host-offload image alone, and says so on every build
+    // until ptxas is installed: no record.
+    if built.as_asked && hold.is_some() {
+        let recorded = record(&config.runner, &project, &built.images, options, &rustc, started);
+        if let Err(e) = recorded
+            && config.runner.verbose
+        {
+            eprintln!("offload: the device images are not recorded: {e:#}");
+        }
+    }
+    Ok((project, built.images, hold))
+}
+
 /// The record of the package whose manifest is `manifest` (`--manifest-path`, else the nearest
 /// Cargo.toml from the working folder up, as cargo finds it), if it holds.
-pub(crate) fn check(manifest: Option<&Path>, options: &Options<'_>) -> Check {
+fn check(manifest: Option<&Path>, options: &Options<'_>) -> Check {
     let target_dir = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty());
     check_in(manifest, options, target_dir.as_deref().map(Path::new))
 }
@@ -294,7 +352,7 @@ fn first_change(
 /// When a build of `project` started (`since`), by the clock of the file system its records
 /// lie on, which file times are compared with and which may not be this machine's: the time a
 /// new file there is made, less the time since `since`; else this machine's time then.
-pub(crate) fn build_started(project: &Project, since: std::time::Instant) -> SystemTime {
+fn build_started(project: &Project, since: Instant) -> SystemTime {
     let dir = record_path(project).parent().map(Path::to_path_buf).unwrap_or_default();
     let made = std::fs::create_dir_all(&dir)
         .and_then(|()| tempfile::NamedTempFile::new_in(&dir))
@@ -344,13 +402,13 @@ fn since_1970(ns: u64) -> SystemTime {
 
 /// Removes the record of `project`, before its images are built again: a build that fails
 /// halfway must not leave one behind.
-pub(crate) fn forget(project: &Project) -> Result<()> {
+fn forget(project: &Project) -> Result<()> {
     remove_record(&record_path(project))
 }
 
 /// Writes the record of images just built by `rustc`, by a build that started at `started`;
 /// `runner` asks rustc for its toolchain.
-pub(crate) fn record(
+fn record(
     runner: &Runner,
     project: &Project,
     images: &[Image],
@@ -432,63 +490,6 @@ pub(crate) fn record(
     write_record(&record_path(project), &record)
 }
 
-/// The sources the dep-info file at `path` lists, each of which must exist: one that does not
-/// is a path the parser misread, and the record would not see the real file.
-fn dep_info_inputs(path: &Path) -> Result<Vec<PathBuf>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let sources = dep_info_sources(&text).with_context(|| format!("{}", path.display()))?;
-    if let Some(missing) = sources.iter().find(|p| !p.exists()) {
-        bail!("{} lists {}, which does not exist", path.display(), missing.display());
-    }
-    Ok(sources)
-}
-
-/// The source files a cargo dep-info file lists (`<output>: <source> <source>...`, one line per
-/// output, spaces in names escaped with a backslash). A relative path, which `build.dep-info-basedir` makes, is
-/// an error: the record would not know where it lies.
-fn dep_info_sources(text: &str) -> Result<Vec<PathBuf>> {
-    let mut sources = Vec::new();
-    for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
-        // The target ends at the first colon not escaped and followed by a space or the end.
-        let Some(colon) = unescaped_colon(line) else { continue };
-        let mut word = String::new();
-        let mut chars = line[colon + 1..].chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                // cargo escapes spaces only; any other backslash is part of the name.
-                '\\' if chars.peek() == Some(&' ') => word.extend(chars.next()),
-                c if c.is_whitespace() => {
-                    if !word.is_empty() {
-                        sources.push(PathBuf::from(std::mem::take(&mut word)));
-                    }
-                }
-                c => word.push(c),
-            }
-        }
-        if !word.is_empty() {
-            sources.push(PathBuf::from(word));
-        }
-    }
-    if let Some(relative) = sources.iter().find(|p| p.is_relative()) {
-        bail!("it names {} relative to a folder it does not give", relative.display());
-    }
-    Ok(sources)
-}
-
-fn unescaped_colon(line: &str) -> Option<usize> {
-    let bytes = line.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' if bytes.get(i + 1) == Some(&b' ') => i += 2,
-            b':' if bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()) => return Some(i),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
 /// The digest of what shapes the images beyond files: cargo-offload's binary and the working
 /// folder (their bytes: any path will do), the binary's state and the options (as JSON), then
 /// each variable's name and value.
@@ -568,6 +569,7 @@ fn record_candidates(manifest: &Path, target_dir: Option<&Path>) -> Vec<PathBuf>
     }
 }
 
+mod dep_info;
 pub(crate) mod host;
 #[cfg(test)]
 mod tests;

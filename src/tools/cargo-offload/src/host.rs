@@ -9,8 +9,8 @@ use offload_abi::link_env;
 use offload_support::digest::Digest;
 use offload_support::image_arg;
 
-use crate::Config;
 use crate::command::Cmd;
+use crate::config::Config;
 use crate::image::{HOST_TRIPLE, Image, kernels_module, rustflags};
 use crate::project::Project;
 

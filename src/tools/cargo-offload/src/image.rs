@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
-use crate::Config;
 use crate::command::Cmd;
+use crate::config::Config;
 use crate::project::Project;
 
 pub(crate) const HOST_TRIPLE: &str = offload_abi::host_offload::TRIPLE;

@@ -27,8 +27,8 @@ use self::ptx::{arch_specific, registration_stub};
 pub(crate) use self::ptxas::{
     ensure_ptxas, ensure_ptxas_if_installable, find_ptxas, install_ptxas, ptxas_version,
 };
-use crate::Config;
 use crate::command::{Cmd, Runner};
+use crate::config::Config;
 use crate::image::{Image, ImageShape, Made, image_crate_files, write_image_crate};
 use crate::project::Project;
 pub(crate) use offload_support::cubin::{check_cubin, sm_number};

@@ -29,16 +29,19 @@
 //! succeeds; a record older than the images' is no record.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use anyhow::{Result, bail};
 use offload_support::digest::Digest;
 use serde::{Deserialize, Serialize};
 
+use super::dep_info::dep_info_inputs;
 use super::{
-    File, State, dep_info_inputs, files, first_change, nanos_since_1970, record_path,
-    remove_record, state, write_record,
+    File, State, build_started, files, first_change, nanos_since_1970, record_path, remove_record,
+    state, write_record,
 };
+use crate::command::{Cmd, Runner};
+use crate::config::Config;
 use crate::project::Project;
 
 /// Bumped when the record's meaning changes (2: the command is a blake3 digest).
@@ -57,6 +60,44 @@ struct HostRecord {
     outputs: Vec<File>,
 }
 
+/// The host program of `project`, which `build` links with the device images and whose
+/// programs it returns: not built where the record holds for the cargo command hashed as
+/// `command`, else built, then recorded. `None` checks and records nothing (a dry run, images
+/// not held).
+pub(crate) fn program(
+    config: &Config,
+    project: &Project,
+    command: Option<&str>,
+    build: impl FnOnce() -> Result<Vec<PathBuf>>,
+) -> Result<()> {
+    if let Some(command) = command {
+        match stale(project, command) {
+            None => {
+                config.status(&format!("the host program of {} is up to date", project.name));
+                return Ok(());
+            }
+            Some(why) if config.runner.verbose => {
+                eprintln!("offload: building the host program: {why}");
+            }
+            Some(_) => {}
+        }
+        forget(project)?;
+    }
+    config.status(&format!("building the host program of {}", project.name));
+    // (Its file is made in the target folder: not in a dry run.)
+    let started = command.map(|_| build_started(project, Instant::now()));
+    let programs = build()?;
+    if let (Some(command), Some(started)) = (command, started) {
+        let written = record(project, command, &programs, started);
+        if let Err(e) = written
+            && config.runner.verbose
+        {
+            eprintln!("offload: the host program is not recorded: {e:#}");
+        }
+    }
+    Ok(())
+}
+
 /// Where the record of `project`'s host program lies.
 fn host_record_path(project: &Project) -> PathBuf {
     record_path(project).with_extension("host.json")
@@ -64,7 +105,7 @@ fn host_record_path(project: &Project) -> PathBuf {
 
 /// Why the host program must be built by cargo (`Some`), or `None` where the record holds for
 /// the cargo command hashed as `command`.
-pub(crate) fn stale(project: &Project, command: &str) -> Option<String> {
+pub(super) fn stale(project: &Project, command: &str) -> Option<String> {
     let path = host_record_path(project);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -87,13 +128,13 @@ pub(crate) fn stale(project: &Project, command: &str) -> Option<String> {
 
 /// Removes the record of `project`'s host program, before cargo builds it: a build that fails
 /// must not leave one behind.
-pub(crate) fn forget(project: &Project) -> Result<()> {
+fn forget(project: &Project) -> Result<()> {
     remove_record(&host_record_path(project))
 }
 
 /// Records the host program's build, which cargo ran as `command` from `started`, making
 /// `programs` (paths under `crate::host::release_dir`).
-pub(crate) fn record(
+pub(super) fn record(
     project: &Project,
     command: &str,
     programs: &[PathBuf],
@@ -221,6 +262,28 @@ fn watched_files(release_dirs: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 /// The digest of a command, as the record compares it.
-pub(crate) fn command_hash(display: &str) -> String {
+fn command_hash(display: &str) -> String {
     Digest::new().part(display).hex()
+}
+
+/// What the record is checked and written with: the digest of the host program's cargo command
+/// `cmd`, as a build without --verbose runs it (cargo's output is not what it makes), which
+/// `make` makes again under the configuration of such a build. `None` where the record is
+/// neither looked at nor written: in a dry run (whose plan is every step) and where the images
+/// are not `held` (no record of them either).
+pub(crate) fn recorded_command(
+    config: &Config,
+    held: bool,
+    cmd: &Cmd,
+    make: impl FnOnce(&Config) -> Result<Cmd>,
+) -> Result<Option<String>> {
+    if config.runner.dry_run || !held {
+        return Ok(None);
+    }
+    if !config.runner.verbose {
+        return Ok(Some(command_hash(&cmd.display())));
+    }
+    let runner = Runner { verbose: false, ..config.runner.clone() };
+    let quiet = Config { runner, ..config.clone() };
+    Ok(Some(command_hash(&make(&quiet)?.display())))
 }

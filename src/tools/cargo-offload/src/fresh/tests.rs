@@ -2,7 +2,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::{Check, Options, check_in, dep_info_sources, forget, host, record};
+use super::dep_info::dep_info_sources;
+use super::{Check, Options, check_in, forget, host, record};
 use crate::cargo_files::sets_key;
 use crate::command::Runner;
 use crate::image::{HOST_TRIPLE, Image, Made};
