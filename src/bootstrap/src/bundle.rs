@@ -58,8 +58,8 @@ exec python3 x.py "$@"
 "#;
 
 /// Writes the bundle; `benchmarks` adds the benchmarks' programs and anchors to the folder it is
-/// given (`bench::add_to_bundle`: the bench module builds on this one, not the other way).
-pub(crate) fn bundle(
+/// given (the harness, src/tools/bench, builds on this crate, not the other way).
+pub fn bundle(
     root: &Path,
     config: &Config,
     tools: &Tools,
@@ -95,9 +95,11 @@ pub(crate) fn bundle(
     // The benchmarks and their anchors, for `./run-on-gpu.sh bench`.
     benchmarks(&out)?;
     copy(root, &root.join("x.py"), &out)?;
-    let bootstrap = root.join("target/debug/bootstrap");
-    copy(root, &bootstrap, &out)?;
-    shell::runner().run("strip", Command::new("strip").arg(out.join("target/debug/bootstrap")))?;
+    // x.py's binaries: the build entry, and the benchmark harness it runs.
+    for binary in ["target/debug/bootstrap", "target/debug/bench"] {
+        copy(root, &root.join(binary), &out)?;
+        shell::runner().run("strip", Command::new("strip").arg(out.join(binary)))?;
+    }
     // `./run-on-gpu.sh doctor`: what the GPU machine has (its runtime, ptxas, GPUs).
     let doctor = out.join("cargo-offload");
     std::fs::copy(&tools.cargo_offload, &doctor).context("copying cargo-offload")?;
@@ -123,7 +125,7 @@ pub(crate) fn bundle(
 }
 
 /// Copies `file` to the same path under `out`.
-pub(crate) fn copy(root: &Path, file: &Path, out: &Path) -> Result<()> {
+pub fn copy(root: &Path, file: &Path, out: &Path) -> Result<()> {
     let Ok(relative) = file.strip_prefix(root) else {
         bail!("{} is outside the repository", file.display())
     };

@@ -7,18 +7,18 @@ use serde::Deserialize;
 
 #[derive(Debug, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
-pub(crate) struct Config {
-    pub(crate) runtime: Runtime,
-    pub(crate) nvptx: Nvptx,
+pub struct Config {
+    pub runtime: Runtime,
+    pub nvptx: Nvptx,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) struct Runtime {
+pub struct Runtime {
     /// Folder of libomptarget.so.19.1 and libomp.so.5.
-    pub(crate) dir: PathBuf,
+    pub dir: PathBuf,
     /// Offload entry layout: "llvm19" or "current".
-    pub(crate) abi: String,
+    pub abi: String,
 }
 
 impl Default for Runtime {
@@ -29,11 +29,11 @@ impl Default for Runtime {
 
 #[derive(Debug, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub(crate) struct Nvptx {
+pub struct Nvptx {
     /// GPU architecture of the cubin.
-    pub(crate) target_cpu: String,
+    pub target_cpu: String,
     /// A ptxas to use instead of the project's (CUDA 11.8's).
-    pub(crate) ptxas: Option<PathBuf>,
+    pub ptxas: Option<PathBuf>,
 }
 
 impl Default for Nvptx {
@@ -44,7 +44,7 @@ impl Default for Nvptx {
 
 impl Config {
     /// `config.toml` at the repository root, or the defaults.
-    pub(crate) fn load(root: &Path) -> Result<Self> {
+    pub fn load(root: &Path) -> Result<Self> {
         let path = root.join("config.toml");
         if !path.exists() {
             return Ok(Config::default());

@@ -36,7 +36,7 @@ struct Block {
     main_context: String,
 }
 
-pub(crate) fn run(root: &Path) -> Result<()> {
+pub fn run(root: &Path) -> Result<()> {
     let mut documents = vec![root.join("README.md")];
     let mut docs: Vec<_> =
         std::fs::read_dir(root.join("docs"))?.flatten().map(|e| e.path()).collect();

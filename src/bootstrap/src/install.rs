@@ -15,14 +15,14 @@ const TOOL: &str = "src/tools/cargo-offload";
 
 /// Where, and how.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Options {
-    pub(crate) root: Option<PathBuf>,
+pub struct Options {
+    pub root: Option<PathBuf>,
     /// Build the tools in the debug profile (faster to build; the tests install so).
-    pub(crate) debug: bool,
+    pub debug: bool,
 }
 
 /// Installs the tools; returns the folder of their binaries.
-pub(crate) fn install(root: &Path, options: &Options) -> Result<PathBuf> {
+pub fn install(root: &Path, options: &Options) -> Result<PathBuf> {
     {
         let package = TOOL;
         let mut cmd = Command::new("cargo");

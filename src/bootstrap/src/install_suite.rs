@@ -27,7 +27,7 @@ const RAN: &str = "saxpy of 1048576 values, 100 launches on";
 /// the images' (any moment must do).
 const KILL_AFTER: Duration = Duration::from_secs(25);
 
-pub(crate) fn run(root: &Path) -> Result<()> {
+pub fn run(root: &Path) -> Result<()> {
     // A run killed in step 5 left the checkout's folders aside: put them back first.
     MovedAway::restore_leftovers(root, &MOVED)?;
     // Outside the repository: a package under it would be taken for a member of its workspace.

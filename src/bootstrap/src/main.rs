@@ -1,28 +1,15 @@
 //! The build entry behind `x.py`: `setup | build | test [SUITE...] | run EXAMPLE [ARGS...] |
 //! install | bundle | bench [saxpy|workloads|build]`, on clap (`./x.py help`).
 
-mod anchor_clang;
-mod bench;
-mod bundle;
-mod config;
-mod docs_suite;
-mod install;
-mod install_suite;
-mod programs;
-mod sanitize;
-mod setup;
-mod shell;
-mod test;
-mod tools;
-
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 
-use crate::config::Config;
-use crate::programs::Flavor;
+use offload_bootstrap::config::Config;
+use offload_bootstrap::programs::{self, Flavor};
+use offload_bootstrap::{bundle, install, prepare, repo_root, sanitize, shell, test, tools};
 
 /// `./x.py COMMAND`: the project's build entry (`./x.py help`, `./x.py COMMAND --help`).
 #[derive(Parser, Debug)]
@@ -80,21 +67,13 @@ enum Command {
     Bundle,
     /// Measure: saxpy beside CUDA by hand and clang OpenMP, or the kernel workloads beside CUDA
     /// by hand, CUB and cuBLAS (on an NVIDIA GPU: bundled here, measured where there is one, with
-    /// ./run-on-gpu.sh bench there); or the build time of examples/saxpy, here.
+    /// ./run-on-gpu.sh bench there); or the build time of examples/saxpy, here. The harness is
+    /// src/tools/bench: `./x.py bench --help` is its.
+    #[command(disable_help_flag = true)]
     Bench {
-        /// What to measure.
-        #[arg(value_enum, default_value = "saxpy")]
-        bench: bench::Bench,
-        /// Runs of each program.
-        #[arg(long, default_value_t = bench::DEFAULT_REPS, value_parser = clap::value_parser!(u64).range(1..))]
-        reps: u64,
-        /// Where the report goes (default: build/bench, build/bench-workloads, build/bench-build).
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// The problem sizes of `bench saxpy`, f32 per array (K = 2^10, M = 2^20): e.g. 4096,64K,16M
-        /// [default: 64M,4096]
-        #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = bench::parse_size)]
-        sizes: Vec<u64>,
+        /// The harness's arguments: [saxpy|workloads|build] [--reps R] [--out DIR] [--sizes N,...]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
 }
 
@@ -131,14 +110,18 @@ fn run(command: Command) -> Result<()> {
                 test::Options { bless, sanitize: &sanitize },
             )
         }
-        Command::Bench { bench, reps, out, sizes } => {
-            let options = bench::Options { bench, reps: reps as usize, out, sizes };
-            bench::bench(&root, &config, &options, prepare)
+        Command::Bench { args } => {
+            if tools::have_cargo() {
+                tools::build(&root)?;
+            }
+            shell::runner().run("the benchmark harness", tools::bench(&root).args(&args))
         }
         Command::Bundle => {
             let tools = prepare(&root, &config)?;
             bundle::bundle(&root, &config, &tools, |out| {
-                bench::add_to_bundle(&root, &config, &tools, out)
+                let mut add = tools::bench(&root);
+                add.arg("--bundle-into").arg(out);
+                shell::runner().run("the benchmarks added to the bundle", &mut add)
             })
         }
         Command::Install { root: into, debug } => {
@@ -161,23 +144,6 @@ fn run(command: Command) -> Result<()> {
     }
 }
 
-/// Everything the other commands need: packages, the tools, ptxas.
-fn prepare(root: &std::path::Path, config: &Config) -> Result<tools::Tools> {
-    setup::setup(config)?;
-    let tools = tools::build(root)?;
-    setup::setup_ptxas(config, &tools)?;
-    Ok(tools)
-}
-
-/// The repository root: x.py sets the working folder to it.
-fn repo_root() -> Result<PathBuf> {
-    let dir = std::env::current_dir()?;
-    if !dir.join("x.py").is_file() {
-        bail!("run through ./x.py from the repository root");
-    }
-    Ok(dir)
-}
-
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory as _;
@@ -198,26 +164,10 @@ mod tests {
         ));
         assert!(matches!(
             parse("x bench workloads --reps 3").unwrap().command,
-            Command::Bench { bench: bench::Bench::Workloads, reps: 3, out: None, ref sizes }
-                if sizes.is_empty()
+            Command::Bench { args } if args == ["workloads", "--reps", "3"]
         ));
-        assert!(matches!(
-            parse("x bench saxpy --sizes 4096,1M,16m").unwrap().command,
-            Command::Bench { ref sizes, .. } if *sizes == [4096, 1 << 20, 16 << 20]
-        ));
-        assert!(parse("x bench --sizes 0").is_err());
-        assert!(matches!(
-            parse("x bench --sizes 64K,4k").unwrap().command,
-            Command::Bench { ref sizes, .. } if *sizes == [65536, 4096]
-        ));
-        assert!(parse("x bench --sizes 4G").is_err());
-        assert!(matches!(
-            parse("x bench").unwrap().command,
-            Command::Bench { bench: bench::Bench::Saxpy, reps: 5, .. }
-        ));
-        assert!(parse("x bench --reps 0").is_err());
         assert!(parse("x nope").is_err());
-        for command in ["setup", "test", "run", "install", "bundle", "bench"] {
+        for command in ["setup", "test", "run", "install", "bundle"] {
             let help = parse(&format!("x {command} --help")).unwrap_err();
             assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp, "{command}");
         }

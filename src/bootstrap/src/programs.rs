@@ -13,10 +13,10 @@ use crate::shell;
 use crate::tools::Tools;
 
 /// The package of the programs the gpu suite also runs built for sm_90a (`//@ sm90a`).
-pub(crate) const SM90A_PACKAGE: &str = "tests/run";
+pub const SM90A_PACKAGE: &str = "tests/run";
 
 /// Packages whose programs the run suite runs.
-pub(crate) const RUN_SUITE: &[&str] = &[
+pub const RUN_SUITE: &[&str] = &[
     "tests/run",
     "examples/saxpy",
     "examples/jacobi",
@@ -30,46 +30,46 @@ pub(crate) const RUN_SUITE: &[&str] = &[
 /// One `//@ run: ARGS => h2d=N d2h=M [h2d_bytes=B] [d2h_bytes=B] [present=P] [np=R]
 /// [env=KEY=VALUE]...` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RunSpec {
-    pub(crate) args: Vec<String>,
-    pub(crate) host_to_device: usize,
-    pub(crate) device_to_host: usize,
+pub struct RunSpec {
+    pub args: Vec<String>,
+    pub host_to_device: usize,
+    pub device_to_host: usize,
     /// Bytes copied each way, in all, when the line gives `h2d_bytes=` / `d2h_bytes=`.
-    pub(crate) host_to_device_bytes: Option<usize>,
-    pub(crate) device_to_host_bytes: Option<usize>,
+    pub host_to_device_bytes: Option<usize>,
+    pub device_to_host_bytes: Option<usize>,
     /// Begin mappers that found their data already mapped, when the line gives `present=`.
-    pub(crate) present: Option<usize>,
+    pub present: Option<usize>,
     /// MPI ranks, when the line gives `np=`: the program runs under `mpirun -np R`, and the
     /// copies counted are all the ranks' together.
-    pub(crate) ranks: Option<usize>,
+    pub ranks: Option<usize>,
     /// Environment for this run, over the suite's.
-    pub(crate) env: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
 }
 
 /// One binary of a package and its runs.
-pub(crate) struct Program {
-    pub(crate) source: PathBuf,
-    pub(crate) binary: PathBuf,
-    pub(crate) runs: Vec<RunSpec>,
+pub struct Program {
+    pub source: PathBuf,
+    pub binary: PathBuf,
+    pub runs: Vec<RunSpec>,
     /// A `//@ tsan` line: the tsan suite runs it under ThreadSanitizer too.
-    pub(crate) tsan: bool,
+    pub tsan: bool,
     /// A `//@ host-offload` line: it checks the host-offload image itself, so the gpu suite,
     /// whose programs embed the NVIDIA image alone, builds it but does not run it.
-    pub(crate) host_offload: bool,
+    pub host_offload: bool,
     /// A `//@ children-fault` line: the processes it starts fault on purpose, so under
     /// compute-sanitizer only its own process is checked.
-    pub(crate) children_fault: bool,
+    pub children_fault: bool,
     /// `//@ sanitize-expects: CALL` lines: driver calls it makes fail on purpose, whose
     /// compute-sanitizer reports are expected.
-    pub(crate) sanitize_expects: Vec<String>,
+    pub sanitize_expects: Vec<String>,
     /// A `//@ sm90a` line: its kernels differ on sm_90a (`wgmma`), so the gpu suite also runs
     /// it built for sm_90a.
-    pub(crate) sm90a: bool,
+    pub sm90a: bool,
 }
 
 /// Which images the programs embed, and so where they can run.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flavor {
+pub enum Flavor {
     /// The host-offload image and, where ptxas is installed, the NVIDIA one: runs anywhere, on
     /// the GPU where there is one.
     Portable,
@@ -93,7 +93,7 @@ impl Flavor {
     }
 
     /// The folder the programs of this flavor build in, shared so dependencies build once.
-    pub(crate) fn target_dir(self, root: &Path) -> PathBuf {
+    pub fn target_dir(self, root: &Path) -> PathBuf {
         root.join(match self {
             Flavor::Portable => "target/programs",
             Flavor::GpuOnly => "target/programs-gpu",
@@ -108,14 +108,14 @@ impl Flavor {
     }
 
     /// Where the binaries land.
-    pub(crate) fn bin_dir(self, root: &Path) -> PathBuf {
+    pub fn bin_dir(self, root: &Path) -> PathBuf {
         self.target_dir(root).join("offload/host/x86_64-unknown-linux-gnu/release")
     }
 }
 
 /// The options of `cargo offload build` that `x.py`'s configuration sets: the ABI, the GPU
 /// architecture (`cpu`), the runtime's folder and, where configured, ptxas.
-pub(crate) fn config_args(config: &Config, cpu: &str) -> Vec<OsString> {
+pub fn config_args(config: &Config, cpu: &str) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec![
         "--abi".into(),
         (&config.runtime.abi).into(),
@@ -131,7 +131,7 @@ pub(crate) fn config_args(config: &Config, cpu: &str) -> Vec<OsString> {
 }
 
 /// Builds a package with `cargo offload build`.
-pub(crate) fn build(
+pub fn build(
     root: &Path,
     tools: &Tools,
     config: &Config,
@@ -157,7 +157,7 @@ pub(crate) fn build(
 }
 
 /// The binaries of a package (`src/main.rs`, `src/bin/*.rs`) with their `//@ run:` lines.
-pub(crate) fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Vec<Program>> {
+pub fn programs(root: &Path, package: &Path, flavor: Flavor) -> Result<Vec<Program>> {
     let name = package_name(package)?;
     let out = flavor.bin_dir(root);
     let mut sources: Vec<(PathBuf, String)> = Vec::new();
@@ -215,7 +215,7 @@ fn package_name(package: &Path) -> Result<String> {
         .ok_or_else(|| anyhow!("{} has no package name", package.display()))
 }
 
-pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
+pub fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
     source
         .lines()
         .filter_map(|l| l.trim().strip_prefix("//@ run:"))
@@ -269,7 +269,7 @@ pub(crate) fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
 
 impl RunSpec {
     /// How the suites name this run of `source`: its arguments, and its ranks where there are.
-    pub(crate) fn name(&self, root: &Path, source: &Path) -> String {
+    pub fn name(&self, root: &Path, source: &Path) -> String {
         let ranks = self.ranks.map(|r| format!(" (mpirun -np {r})")).unwrap_or_default();
         let source = source.strip_prefix(root).unwrap_or(source).display();
         format!("{source} {}{ranks}", self.args.join(" "))
@@ -277,16 +277,16 @@ impl RunSpec {
 }
 
 /// The outcome of one run.
-pub(crate) struct RunResult {
-    pub(crate) ok: bool,
-    pub(crate) detail: String,
-    pub(crate) stdout: String,
+pub struct RunResult {
+    pub ok: bool,
+    pub detail: String,
+    pub stdout: String,
 }
 
 /// Runs a program under `OMP_TARGET_OFFLOAD=MANDATORY` with every copy and every present
 /// mapping logged, and checks its exit status and what the runtime did; under `sanitizer`, and
 /// what it reported too.
-pub(crate) fn run_checked(
+pub fn run_checked(
     program: &Program,
     run: &RunSpec,
     sanitizer: Option<&Sanitizer>,
@@ -368,7 +368,7 @@ const LOG_MAPPINGS: &str = "34";
 
 /// Begin mappers that found their data mapped already (the reference count went up), as
 /// reported under [`LOG_MAPPINGS`].
-pub(crate) fn count_present(log: &str) -> usize {
+pub fn count_present(log: &str) -> usize {
     log.lines().filter(|l| l.contains("Mapping exists") && l.contains("(incremented)")).count()
 }
 
@@ -407,7 +407,7 @@ fn ranks_stderr(logs: &Path) -> Result<String> {
 }
 
 /// Bytes copied each way, summed over the copies [`count_copies`] counts (their `Size=`).
-pub(crate) fn count_copied_bytes(log: &str) -> (usize, usize) {
+pub fn count_copied_bytes(log: &str) -> (usize, usize) {
     let bytes = |what: &str| -> usize {
         log.lines()
             .filter(|l| l.contains(what))
@@ -422,7 +422,7 @@ pub(crate) fn count_copied_bytes(log: &str) -> (usize, usize) {
 
 /// Copies reported under [`LOG_MAPPINGS`], by the runtime or, for a launch's plain arguments on
 /// a GPU, by the library in the runtime's words: (host to device, device to host).
-pub(crate) fn count_copies(log: &str) -> (usize, usize) {
+pub fn count_copies(log: &str) -> (usize, usize) {
     let count = |what: &str| log.lines().filter(|l| l.contains(what)).count();
     (count("Copying data from host to device"), count("Copying data from device to host"))
 }

@@ -11,7 +11,7 @@ use anyhow::{Result, bail};
 
 /// A tool of compute-sanitizer's that checks a program's own use of the GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Tool {
+pub enum Tool {
     Memcheck,
     Racecheck,
     Initcheck,
@@ -19,7 +19,7 @@ pub(crate) enum Tool {
 
 impl Tool {
     /// Its name on compute-sanitizer's command line.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Tool::Memcheck => "memcheck",
             Tool::Racecheck => "racecheck",
@@ -30,7 +30,7 @@ impl Tool {
 
 /// The tools `--sanitize[=TOOLS]` asked for, in the order they run: none without the flag, all
 /// three with it alone.
-pub(crate) fn chosen(asked: Option<Vec<Tool>>) -> Vec<Tool> {
+pub fn chosen(asked: Option<Vec<Tool>>) -> Vec<Tool> {
     let all = [Tool::Memcheck, Tool::Racecheck, Tool::Initcheck];
     match asked {
         None => Vec::new(),
@@ -41,7 +41,7 @@ pub(crate) fn chosen(asked: Option<Vec<Tool>>) -> Vec<Tool> {
 
 /// The variable a program run under a tool finds set to the tool's name: the tool's own memory
 /// is in the process's, so a program that measures its memory knows not to judge it.
-pub(crate) const ENV: &str = "OFFLOAD_SANITIZER";
+pub const ENV: &str = "OFFLOAD_SANITIZER";
 
 /// libomptarget's variable for the size above which it frees device memory with `cuMemFree`
 /// when a mapping ends (below it, its memory manager keeps the memory for the next mapping of
@@ -56,7 +56,7 @@ const RUNTIME_FREES_ABOVE: &str = "LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD";
 const KEEP_RUNTIME_ALLOCATIONS: u64 = 1 << 30;
 
 /// compute-sanitizer, found on PATH or in CUDA's default folder.
-pub(crate) fn find() -> Result<PathBuf> {
+pub fn find() -> Result<PathBuf> {
     let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
         .map(|dir| dir.join("compute-sanitizer"))
         .find(|p| p.is_file());
@@ -71,21 +71,21 @@ pub(crate) fn find() -> Result<PathBuf> {
 }
 
 /// One tool over one run.
-pub(crate) struct Sanitizer<'a> {
-    pub(crate) binary: &'a Path,
-    pub(crate) tool: Tool,
+pub struct Sanitizer<'a> {
+    pub binary: &'a Path,
+    pub tool: Tool,
     /// Where each process's report goes (`PID.log`).
-    pub(crate) logs: &'a Path,
+    pub logs: &'a Path,
     /// Driver calls the program makes fail on purpose (a pinned allocation too large for the
     /// machine): their reports are expected.
-    pub(crate) expected: &'a [String],
+    pub expected: &'a [String],
 }
 
 impl Sanitizer<'_> {
     /// The command that runs `program` under the tool: its children too, unless
     /// `this_process_only` (a program whose children fault on purpose). Under racecheck the
     /// runtime keeps its device memory until exit ([`KEEP_RUNTIME_ALLOCATIONS`]).
-    pub(crate) fn command(&self, program: &Path, this_process_only: bool) -> Command {
+    pub fn command(&self, program: &Path, this_process_only: bool) -> Command {
         let mut cmd = Command::new(self.binary);
         cmd.args(["--tool", self.tool.name()])
             .arg("--target-processes")
@@ -101,7 +101,7 @@ impl Sanitizer<'_> {
     }
 
     /// What the tool reported, over every process's log: empty when nothing.
-    pub(crate) fn reports(&self) -> Result<String> {
+    pub fn reports(&self) -> Result<String> {
         let mut found = String::new();
         for entry in std::fs::read_dir(self.logs)? {
             let text = std::fs::read_to_string(entry?.path())?;

@@ -27,7 +27,7 @@ const PACKAGES: &[&str] = &[
 
 /// The Debian packages and the toolchain with its components (ptxas comes later, from a built
 /// tool).
-pub(crate) fn setup(config: &Config) -> Result<()> {
+pub fn setup(config: &Config) -> Result<()> {
     install_packages()?;
     let sysroot = check_toolchain()?;
     install_rust_src(&sysroot)?;
@@ -62,7 +62,7 @@ fn install_packages() -> Result<()> {
 }
 
 /// Whether Debian's package `name` is installed.
-pub(crate) fn package_installed(name: &str) -> bool {
+pub fn package_installed(name: &str) -> bool {
     shell::runner()
         .capture(Command::new("dpkg-query").args(["-W", "-f=${Status}", name]))
         .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
@@ -70,7 +70,7 @@ pub(crate) fn package_installed(name: &str) -> bool {
 }
 
 /// Whether this process runs as root (and so may install packages).
-pub(crate) fn is_root() -> bool {
+pub fn is_root() -> bool {
     shell::runner()
         .capture(Command::new("id").arg("-u"))
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
@@ -123,7 +123,7 @@ fn install_rust_src(sysroot: &Path) -> Result<()> {
 /// CUDA 11.8's ptxas for the NVIDIA image, installed by `cargo offload setup` into the tool's
 /// own folder (`OFFLOAD_HOME`, else `~/.cache/offload`)
 /// (unless config.toml names one).
-pub(crate) fn setup_ptxas(config: &Config, tools: &Tools) -> Result<()> {
+pub fn setup_ptxas(config: &Config, tools: &Tools) -> Result<()> {
     if config.nvptx.ptxas.is_some() {
         return Ok(());
     }

@@ -6,7 +6,7 @@ use std::process::Command;
 use offload_support::command::Runner;
 
 /// The runner of every command bootstrap runs.
-pub(crate) fn runner() -> Runner {
+pub fn runner() -> Runner {
     let show: fn(&Command) = |cmd| eprintln!("x: {cmd:?}");
     Runner { echo: std::env::var_os("X_VERBOSE").is_some().then_some(show) }
 }

@@ -36,14 +36,14 @@ struct Request {
 }
 
 /// How the suites run.
-pub(crate) struct Options<'a> {
+pub struct Options<'a> {
     /// Rewrite the ui tests' `.stderr` files.
-    pub(crate) bless: bool,
+    pub bless: bool,
     /// compute-sanitizer's tools to run the gpu suite under too.
-    pub(crate) sanitize: &'a [Tool],
+    pub sanitize: &'a [Tool],
 }
 
-pub(crate) fn test(
+pub fn test(
     root: &Path,
     config: &Config,
     tools: &Tools,
@@ -170,7 +170,7 @@ fn ptx_suite(root: &Path, config: &Config, tools: &Tools, filter: Option<&str>) 
 }
 
 /// On a machine without cargo: the gpu suite over the programs built before.
-pub(crate) fn test_prebuilt(root: &Path, requested: &[String], sanitize: &[Tool]) -> Result<()> {
+pub fn test_prebuilt(root: &Path, requested: &[String], sanitize: &[Tool]) -> Result<()> {
     if requested.iter().map(|s| suite_name(s)).collect::<Result<Vec<_>>>()? != ["gpu"] {
         bail!(
             "without cargo only `./x.py test gpu` runs (over programs built elsewhere by ./x.py test gpu)"

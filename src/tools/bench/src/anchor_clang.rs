@@ -12,8 +12,8 @@ use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::setup::{is_root, package_installed};
-use crate::shell;
+use offload_bootstrap::setup::{is_root, package_installed};
+use offload_bootstrap::shell;
 
 /// Debian packages the build needs: clang-19, clang-tools-19 (clang-linker-wrapper and
 /// clang-nvlink-wrapper) and libomp-19-dev (the nvptx device runtime bitcode).

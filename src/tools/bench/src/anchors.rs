@@ -13,8 +13,8 @@ use std::process::Command;
 
 use anyhow::{Context as _, Result};
 
-use crate::config::Config;
-use crate::shell;
+use offload_bootstrap::config::Config;
+use offload_bootstrap::shell;
 
 /// The anchors' folder inside a bundle.
 pub(crate) const DIR: &str = "anchors";

@@ -33,9 +33,9 @@ use anyhow::{Context as _, Result, bail};
 use serde::Serialize;
 
 use super::report::{Status, evaluate, median, number};
-use crate::config::Config;
-use crate::tools::Tools;
-use crate::{programs, shell};
+use offload_bootstrap::config::Config;
+use offload_bootstrap::tools::Tools;
+use offload_bootstrap::{programs, shell};
 
 const EXAMPLE: &str = "examples/saxpy";
 pub(super) const DEFAULT_OUT: &str = "build/bench-build";

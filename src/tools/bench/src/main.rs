@@ -1,4 +1,5 @@
-//! `x.py bench [saxpy] [--reps R] [--out DIR]`: our saxpy benchmark (benches/saxpy) measured side
+//! `x.py bench [saxpy] [--reps R] [--out DIR]` (x.py runs this harness, and `x.py bundle` has it
+//! add the benchmarks to the bundle): our saxpy benchmark (benches/saxpy) measured side
 //! by side with its anchors, CUDA by hand and clang's OpenMP offload, on an NVIDIA GPU. (`x.py
 //! bench workloads`: the kernel workloads beside CUDA by hand, CUB and cuBLAS: workloads.rs;
 //! `x.py bench build`: the build time of examples/saxpy beside a stock build, here: build_time.rs.)
@@ -9,6 +10,7 @@
 //! markdown table of medians, ratios and targets on stdout and in `results.md`, every sample in
 //! `results.json`, `chart.svg`, and each run's output in `logs/`, all in build/bench.
 
+mod anchor_clang;
 mod anchors;
 mod build_time;
 mod chart;
@@ -18,26 +20,27 @@ mod report;
 mod workloads;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result, bail};
+use clap::Parser;
 use serde::Serialize;
 
 use self::anchors::Anchor;
 use self::measure::{MODES, Programs};
 use self::report::{Mode, Row, Series};
-use crate::config::Config;
-use crate::programs::{self, Flavor};
-use crate::tools::{self, Tools};
-use crate::{bundle, shell};
+use offload_bootstrap::config::Config;
+use offload_bootstrap::programs::{self, Flavor};
+use offload_bootstrap::tools::{self, Tools};
+use offload_bootstrap::{bundle, shell};
 
 /// Our benchmark's package and binary.
 const PACKAGE: &str = "benches/saxpy";
 const BINARY: &str = "saxpy-bench";
 const BUNDLE: &str = "build/gpu-bundle";
 const DEFAULT_OUT: &str = "build/bench";
-pub(crate) const DEFAULT_REPS: u64 = 5;
+const DEFAULT_REPS: u64 = 5;
 /// What `x.py bench` measures.
 #[derive(Debug, PartialEq, Eq, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum Bench {
@@ -50,7 +53,57 @@ pub(crate) enum Bench {
     Build,
 }
 
-/// The command line.
+/// `./x.py bench`'s command line.
+#[derive(Parser, Debug)]
+#[command(
+    name = "./x.py bench",
+    bin_name = "./x.py bench",
+    about = "Measure: saxpy beside CUDA by hand and clang OpenMP, or the kernel workloads beside \
+             CUDA by hand, CUB and cuBLAS (on an NVIDIA GPU: bundled here, measured where there is \
+             one, with ./run-on-gpu.sh bench there); or the build time of examples/saxpy, here"
+)]
+struct Cli {
+    /// What to measure.
+    #[arg(value_enum, default_value = "saxpy")]
+    bench: Bench,
+    /// Runs of each program.
+    #[arg(long, default_value_t = DEFAULT_REPS, value_parser = clap::value_parser!(u64).range(1..))]
+    reps: u64,
+    /// Where the report goes (default: build/bench, build/bench-workloads, build/bench-build).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// The problem sizes of `bench saxpy`, f32 per array (K = 2^10, M = 2^20): e.g. 4096,64K,16M
+    /// [default: 64M,4096]
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_size)]
+    sizes: Vec<u64>,
+    /// Add the benchmarks' programs and anchors to the bundle being made in DIR (`x.py bundle`).
+    #[arg(long, value_name = "DIR", hide = true)]
+    bundle_into: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("offload: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let root = offload_bootstrap::repo_root()?;
+    let config = Config::load(&root)?;
+    if let Some(out) = cli.bundle_into {
+        // `x.py bundle` built the tools before it asked.
+        return add_to_bundle(&root, &config, &tools::built(&root), &out);
+    }
+    let options =
+        Options { bench: cli.bench, reps: cli.reps as usize, out: cli.out, sizes: cli.sizes };
+    bench(&root, &config, &options, offload_bootstrap::prepare)
+}
+
+/// What to measure, and how.
 #[derive(Debug, PartialEq)]
 pub(crate) struct Options {
     pub(crate) bench: Bench,
@@ -352,6 +405,31 @@ fn utc(seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_command_line_parses() {
+        use clap::CommandFactory as _;
+        Cli::command().debug_assert();
+        let parse = |line: &str| Cli::try_parse_from(line.split_whitespace());
+        let cli = parse("bench workloads --reps 3").unwrap();
+        assert_eq!((cli.bench, cli.reps, cli.out, cli.sizes.len()), (Bench::Workloads, 3, None, 0));
+        assert_eq!(
+            parse("bench saxpy --sizes 4096,1M,16m").unwrap().sizes,
+            [4096, 1 << 20, 16 << 20]
+        );
+        assert!(parse("bench --sizes 0").is_err());
+        assert_eq!(parse("bench --sizes 64K,4k").unwrap().sizes, [65536, 4096]);
+        assert!(parse("bench --sizes 4G").is_err());
+        let cli = parse("bench").unwrap();
+        assert_eq!((cli.bench, cli.reps), (Bench::Saxpy, 5));
+        assert!(parse("bench --reps 0").is_err());
+        assert_eq!(
+            parse("bench --bundle-into build/x").unwrap().bundle_into,
+            Some("build/x".into())
+        );
+        let help = parse("bench --help").unwrap_err();
+        assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp);
+    }
 
     #[test]
     fn utc_dates() {

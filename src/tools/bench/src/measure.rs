@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result, bail};
 use super::anchors::Anchor;
 use super::parse::{self, RunFigures};
 use super::report::{Mode, Series, Source};
-use crate::shell;
+use offload_bootstrap::shell;
 
 /// The large problem: transfers dominate.
 pub(crate) const LARGE: Mode = Mode { n: 64 << 20, k: 50, launches: 1000, pairs: 10000 };

@@ -20,8 +20,8 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use super::anchors::{self, Anchor};
-use crate::config::Config;
-use crate::shell;
+use offload_bootstrap::config::Config;
+use offload_bootstrap::shell;
 
 /// Our benchmark's package and binary.
 pub(crate) const PACKAGE: &str = "benches/workloads";
@@ -275,7 +275,7 @@ pub(crate) fn measure_and_report(
     rounds: usize,
     out: &Path,
 ) -> Result<()> {
-    let ours = crate::programs::Flavor::Sm90a.bin_dir(dir).join(BINARY);
+    let ours = offload_bootstrap::programs::Flavor::Sm90a.bin_dir(dir).join(BINARY);
     if !ours.is_file() {
         bail!(
             "no {} (make the bundle with ./x.py bench workloads on a machine with cargo)",
