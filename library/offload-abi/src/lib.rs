@@ -159,6 +159,27 @@ pub mod link_env {
     pub const CC: &str = "OFFLOAD_LD_CC";
 }
 
+/// A cubin as libomptarget 19 reads it: ELF ABI version 7 (CUDA up to 12; CUDA 13's ptxas writes
+/// 8, which moves the SM), with the SM in the low byte of `e_flags`.
+pub mod cubin {
+    /// `e_ident[EI_OSABI]` of a cubin (LLVM's `ELFOSABI_CUDA`).
+    pub const ELFOSABI_CUDA: u8 = 51;
+    /// `e_ident[EI_ABIVERSION]` of the cubins libomptarget 19 loads (CUDA 11.8's ptxas).
+    pub const ABI_VERSION: u8 = 7;
+    /// `e_ident[EI_ABIVERSION]` of CUDA 13's cubins.
+    pub const CUDA_13_ABI_VERSION: u8 = 8;
+    /// The SM number's bits of `e_flags` in ABI version 7 (LLVM's `EF_CUDA_SM`).
+    pub const EF_CUDA_SM: u32 = 0xff;
+
+    /// The SM an ELF image is built for (90 for sm_90), as the runtime reads it: `None` for
+    /// what is not an ELF file.
+    pub fn sm(image: &[u8]) -> Option<u32> {
+        // `e_flags` of an ELF64 header, little-endian.
+        let flags: [u8; 4] = image.get(48..52)?.try_into().ok()?;
+        image.starts_with(b"\x7fELF").then(|| u32::from_le_bytes(flags) & EF_CUDA_SM)
+    }
+}
+
 pub mod runtime {
     /// Where the tools look for libomptarget and libomp unless told otherwise: Debian's
     /// `libomp5-19`.
@@ -179,4 +200,18 @@ pub const fn same(a: &str, b: &str) -> bool {
         i += 1;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cubins_sm_is_the_low_byte_of_its_flags() {
+        let mut header = [0u8; 64];
+        header[..4].copy_from_slice(b"\x7fELF");
+        header[48..52].copy_from_slice(&0x005a_055au32.to_le_bytes());
+        assert_eq!(super::cubin::sm(&header), Some(90));
+        assert_eq!(super::cubin::sm(&header[..40]), None);
+        header[0] = 0;
+        assert_eq!(super::cubin::sm(&header), None);
+    }
 }

@@ -22,13 +22,6 @@ pub(crate) fn runtime_gpu_count() -> usize {
     RUNTIME_GPUS.get().map_or(0, Vec::len)
 }
 
-/// The SM a cubin is built for: the low byte of its ELF `e_flags` (ELF ABI version 7, as
-/// libomptarget 19 reads it), e.g. 90 for sm_90.
-fn cubin_sm(image: &[u8]) -> Option<u32> {
-    let flags: [u8; 4] = image.get(48..52)?.try_into().ok()?;
-    (image.starts_with(b"\x7fELF")).then(|| u32::from_le_bytes(flags) & 0xff)
-}
-
 /// How threads wait for the GPU, from `OFFLOAD_CUDA_WAIT`: `auto` (the default, the CUDA
 /// driver's own: spin while there are fewer contexts than CPUs), `spin`, `yield` or `blocking`
 /// (libomptarget's choice when left alone: the waiting thread sleeps, and every synchronous
@@ -67,7 +60,7 @@ pub(crate) unsafe fn before_cuda_register(image: *const u8, len: i64) {
         _ => &[],
     };
     let api = cuda::api();
-    let gpus: Vec<usize> = match (api, cubin_sm(image)) {
+    let gpus: Vec<usize> = match (api, offload_abi::cubin::sm(image)) {
         (Some(api), Some(sm)) => (0..api.device_count())
             .filter(|&ordinal| {
                 api.compute_capability(ordinal as core::ffi::c_int)

@@ -13,17 +13,9 @@ use object::Endianness;
 use object::elf::{ELFCLASS64, EM_CUDA, FileHeader64};
 use object::read::elf::FileHeader as _;
 
-/// `e_ident[EI_OSABI]` of a cubin (LLVM's `ELFOSABI_CUDA`).
-const ELFOSABI_CUDA: u8 = 51;
-
-/// `e_ident[EI_ABIVERSION]` of the cubins libomptarget 19 loads (CUDA 11.8's ptxas).
-const CUBIN_ABI_VERSION: u8 = 7;
-
-/// `e_ident[EI_ABIVERSION]` of CUDA 13's cubins.
-const CUDA_13_ABI_VERSION: u8 = 8;
-
-/// The SM number's bits of `e_flags` in ABI version 7 (LLVM's `EF_CUDA_SM`).
-const EF_CUDA_SM: u32 = 0xff;
+use offload_abi::cubin::{
+    ABI_VERSION as CUBIN_ABI_VERSION, CUDA_13_ABI_VERSION, EF_CUDA_SM, ELFOSABI_CUDA,
+};
 
 /// What to do about a cubin from the wrong ptxas.
 const FIX: &str = "assemble with CUDA 11.8's ptxas: run cargo offload setup, which installs nvidia-cuda-nvcc-cu11==11.8.89 into the tool's own folder, or pass --ptxas <CUDA 11.8 ptxas>";
