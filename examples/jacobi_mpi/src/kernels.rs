@@ -31,14 +31,6 @@ pub fn jacobi_rows(
     };
 }
 
-/// The sum of `value` over the caller's warp, complete in lane 0.
-fn warp_sum(mut value: f64) -> f64 {
-    for offset in [16, 8, 4, 2, 1] {
-        value += warp::shuffle_down(value, offset);
-    }
-    value
-}
-
 /// Adds every value into `total`: each block sums its share by warp shuffles and shared memory
 /// (launched with `shared = (block / 32) * 8` bytes), then adds it atomically.
 #[offload::kernel]
@@ -51,14 +43,14 @@ pub fn sum(values: &[f64], total: &mut f64) {
         mine += values[i];
         i += stride;
     }
-    let mine = warp_sum(mine);
+    let mine = warp::sum(mine);
     if lane == 0 {
         warp_sums.write(t / warp::WARP_SIZE, mine);
     }
     sync_threads();
     if t < warp::WARP_SIZE {
         let warps = block_dim_x() / warp::WARP_SIZE;
-        let block = warp_sum(if t < warps { warp_sums.read(t) } else { 0.0 });
+        let block = warp::sum(if t < warps { warp_sums.read(t) } else { 0.0 });
         if t == 0 {
             atomic::fetch_add(total, block);
         }

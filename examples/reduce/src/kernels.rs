@@ -2,14 +2,6 @@
 
 use offload::gpu::{atomic, block_dim_x, global_id_x, shared, sync_threads, thread_idx_x, warp};
 
-/// The sum of `value` over the caller's warp, complete in lane 0: five shuffles down.
-fn warp_sum(mut value: f64) -> f64 {
-    for offset in [16, 8, 4, 2, 1] {
-        value += warp::shuffle_down(value, offset);
-    }
-    value
-}
-
 /// Adds every value into `total`. Each warp of a block sums its threads' shares by shuffles
 /// and puts its sum in the block's shared memory (launched with `shared = (block / 32) * 8`
 /// bytes, a block of whole warps); after a barrier the first warp sums those, and its first
@@ -25,14 +17,14 @@ pub fn sum(values: &[f64], total: &mut f64) {
         mine += values[i];
         i += stride;
     }
-    let mine = warp_sum(mine);
+    let mine = warp::sum(mine);
     if lane == 0 {
         warp_sums.write(t / warp::WARP_SIZE, mine);
     }
     sync_threads();
     if t < warp::WARP_SIZE {
         let warps = block_dim_x() / warp::WARP_SIZE;
-        let block = warp_sum(if t < warps { warp_sums.read(t) } else { 0.0 });
+        let block = warp::sum(if t < warps { warp_sums.read(t) } else { 0.0 });
         if t == 0 {
             atomic::fetch_add(total, block);
         }

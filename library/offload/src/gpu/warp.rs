@@ -5,15 +5,8 @@
 //! A warp is 32 threads of a block with consecutive linear indices (x fastest, then y, then
 //! z), lane 0 to 31. Every thread of the warp takes part in each operation: all 32 reach it,
 //! so a block's size is a multiple of 32 and no thread of a warp has returned before one (a
-//! GPU may hang or give anything otherwise). A sum over a warp:
-//!
-//! ```text
-//! let mut sum = value;
-//! for offset in [16, 8, 4, 2, 1] {
-//!     sum += offload::gpu::warp::shuffle_down(sum, offset);
-//! }
-//! // lane 0 holds the warp's sum
-//! ```
+//! GPU may hang or give anything otherwise). A sum over a warp is [`sum`]: five shuffles down,
+//! after which lane 0 holds the warp's sum.
 //!
 //! On a GPU these are PTX's `shfl.sync` and `vote.sync`. In the host-offload image the first
 //! thread of a block that reaches one makes the block's threads run at once from there, as
@@ -126,6 +119,17 @@ pub fn shuffle_up<T: WarpValue>(value: T, delta: usize) -> T {
 #[inline(always)]
 pub fn shuffle_xor<T: WarpValue>(value: T, mask: usize) -> T {
     imp::shuffle(Mode::Xor, value, mask)
+}
+
+/// The sum of `value` over the warp, complete in lane 0 (the other lanes hold partial sums):
+/// five [`shuffle_down`]s, the way a block's reduction starts. (sm_80's `__reduce_add_sync`
+/// takes 32-bit integers only.)
+#[inline(always)]
+pub fn sum<T: WarpValue + core::ops::Add<Output = T>>(mut value: T) -> T {
+    for offset in [16, 8, 4, 2, 1] {
+        value = value + shuffle_down(value, offset);
+    }
+    value
 }
 
 /// Whether `predicate` holds in every lane of the warp that has not returned (`__all_sync`).

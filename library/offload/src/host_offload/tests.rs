@@ -106,10 +106,7 @@ fn warp_operations_exchange_within_each_warp() {
         }
         let lane = warp::lane_id();
         assert_eq!(lane, t % 32);
-        let mut sum = t as i64;
-        for offset in [16, 8, 4, 2, 1] {
-            sum += warp::shuffle_down(sum, offset);
-        }
+        let sum = warp::sum(t as i64);
         let mut all = t as u32;
         for mask in [16, 8, 4, 2, 1] {
             all = all.max(warp::shuffle_xor(all, mask));
