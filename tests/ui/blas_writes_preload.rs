@@ -1,5 +1,6 @@
 //! A BLAS routine cannot write into a `Preload`, read-only on the device: its output must be a
 //! `PreloadMut` (or a mutable range of one), as a kernel's `&mut` argument must.
+//@ normalize-stderr-test: "(library/offload[a-z-]*/src/[a-z_]+\.rs):[0-9]+:[0-9]+" -> "$1:LL:COL"
 
 use offload::preload;
 use offload_blas::{Matrix, MatrixMut, axpy, gemm};

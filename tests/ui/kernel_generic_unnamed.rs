@@ -1,5 +1,6 @@
 //! A launch without generic arguments takes the instance its arguments name; where they name
 //! none (`TILE` is in no parameter), the launch does not compile.
+//@ normalize-stderr-test: "(library/offload/src/[a-z_]+\.rs):[0-9]+:[0-9]+" -> "$1:LL:COL"
 
 #[offload::kernel(instances(4, 32))]
 pub fn tiles<const TILE: usize>(y: &mut [u32]) {

@@ -3,6 +3,7 @@
 //! `main` as upstream's are, is refused at the kernel, with where to move it. A function that
 //! is not a kernel is refused at the launch (its host-side value takes no arguments).
 //@ rustc-env:OFFLOAD_KERNELS_MODULE=kernels
+//@ normalize-stderr-test: "(library/offload/src/[a-z_]+\.rs):[0-9]+:[0-9]+" -> "$1:LL:COL"
 
 #[offload::kernel]
 //~^ ERROR kernel `beside_main` is outside the kernels module
