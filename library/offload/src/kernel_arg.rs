@@ -4,11 +4,10 @@
 //! slot holding its bits, a `&T`/`&mut T` one slot holding the address, a slice two slots
 //! (address, then length). The argument's type decides how the address slot is mapped.
 
-use crate::geometry::Geometry;
 use crate::intrinsics::arg_kind;
 use crate::region::{PartitioningStrategy, Region};
 use crate::view::{PresentSlice, PresentSliceMut};
-use crate::{DeviceCopy, Error, Preload, PreloadMut};
+use crate::{DeviceCopy, Preload, PreloadMut};
 /// Parameter shapes, written by `#[offload::kernel]` in the bounds of a kernel's launcher.
 pub mod param {
     use core::marker::PhantomData;
@@ -56,14 +55,6 @@ pub unsafe trait KernelArg<P> {
     #[inline(always)]
     fn device(&self) -> i64 {
         ANY_DEVICE
-    }
-    /// Refuses a launch whose geometry this argument cannot take, before anything is copied:
-    /// a `Region`'s strategy asked whether the threads' parts stay disjoint.
-    #[doc(hidden)]
-    #[inline(always)]
-    fn check_launch(&self, kernel: &'static str, geometry: &Geometry) -> Result<(), Error> {
-        let _ = (kernel, geometry);
-        Ok(())
     }
 }
 
@@ -219,10 +210,6 @@ unsafe impl<'a, T: DeviceCopy, S: PartitioningStrategy> KernelArg<param::Part<T,
     fn elements(&self) -> usize {
         self.len()
     }
-    #[inline(always)]
-    fn check_launch(&self, kernel: &'static str, geometry: &Geometry) -> Result<(), Error> {
-        check_partition::<S>(kernel, self.len(), geometry)
-    }
 }
 
 /// Preloaded data goes to a `Region` parameter as it goes to a `&mut [T]` one: present, with
@@ -249,11 +236,6 @@ macro_rules! impl_present_region {
             #[inline(always)]
             fn device(&self) -> i64 {
                 KernelArg::<param::Mut<[T]>>::device(self)
-            }
-            #[inline(always)]
-            fn check_launch(&self, kernel: &'static str, geometry: &Geometry) -> Result<(), Error> {
-                let elements = KernelArg::<param::Mut<[T]>>::elements(self);
-                check_partition::<S>(kernel, elements, geometry)
             }
         }
         // SAFETY: `PRESENT`, as the `&mut [T]` parameter's impl it forwards to.
@@ -323,15 +305,4 @@ unsafe impl KernelArg<param::Val<bool>> for bool {
     fn elements(&self) -> usize {
         1
     }
-}
-
-/// A `Region` argument's strategy asked whether the launch's geometry keeps its threads' parts
-/// disjoint, before anything is copied.
-fn check_partition<S: PartitioningStrategy>(
-    kernel: &'static str,
-    elements: usize,
-    geometry: &Geometry,
-) -> Result<(), Error> {
-    S::check_launch(elements, geometry.grid, geometry.block)
-        .map_err(|e| Error::Partition { kernel, message: e.message() })
 }

@@ -6,6 +6,7 @@ use crate::geometry::Geometry;
 use crate::intrinsics::arg_kind;
 use crate::kernel_arg::ANY_DEVICE;
 use crate::ranges::LaunchHold;
+use crate::region::PartitioningStrategy;
 use crate::stream::{self, Slot};
 
 /// A kernel that can be launched with the arguments `A`, a tuple: `#[offload::kernel]`
@@ -28,6 +29,17 @@ pub trait Launch<A> {
         shared: SharedBytes,
         args: A,
     ) -> Result<(), Error>;
+}
+
+/// A `Region` argument's strategy asked whether the launch's geometry keeps its threads' parts
+/// disjoint, before anything is copied.
+pub fn check_partition<S: PartitioningStrategy>(
+    kernel: &'static str,
+    elements: usize,
+    geometry: &Geometry,
+) -> Result<(), Error> {
+    S::check_launch(elements, geometry.grid, geometry.block)
+        .map_err(|e| Error::Partition { kernel, message: e.message() })
 }
 
 /// How a kernel was declared to be launched: at most `threads` threads a block, at most `axes`
@@ -62,13 +74,18 @@ pub fn launch(
 pub struct Checked {
     kernel: &'static str,
     device: i64,
-    /// What the runtime's launch is given of it (`Geometry::slot`, `blocks`, `threads`) is
-    /// taken by the launcher before the library sees it, so that a launch along x stays
-    /// constants.
-    pub geometry: Geometry,
+    geometry: Geometry,
 }
 
 impl Checked {
+    /// The geometry that passed the checks. What the runtime's launch is given of it
+    /// (`Geometry::slot`, `blocks`, `threads`) is taken by the launcher before the library
+    /// sees it, so that a launch along x stays constants.
+    #[inline(always)]
+    pub fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
     /// `ASYNC`, an enqueue on the library's stream of a GPU; else (or on the host-offload
     /// plugin) a synchronous launch: on a GPU through the library's stream, which waits for it,
     /// so that a kernel that faults is an `Error` (libomptarget 19 would end the process).

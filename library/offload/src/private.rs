@@ -6,7 +6,7 @@ pub use crate::device_param::{Param, SizedData};
 pub use crate::entry::cuda_image;
 pub use crate::geometry::Geometry;
 #[cfg(not(offload_device))]
-pub use crate::launch::launch;
+pub use crate::launch::{check_partition, launch};
 #[cfg(not(offload_device))]
 pub use crate::stream::{CudaImage, ModuleSource, Slot, cuda_module_source, pending_launches};
 

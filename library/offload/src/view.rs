@@ -113,7 +113,8 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
     /// rest of the slice is neither copied nor readable, and the data stays on the device.
     /// Kernels still queued on this guard's device finish first, so the copy holds what the
     /// last launch wrote. One update of the runtime, of `range`'s bytes alone: a halo exchange
-    /// moves the halo rows, not the grid.
+    /// moves the halo rows, not the grid. A queued kernel that faulted ends the process here,
+    /// as in [`sync`](PreloadMut::sync), which cannot return the error either.
     #[track_caller]
     pub fn sync_range(&mut self, range: impl RangeBounds<usize>) -> &[T] {
         let (start, end) = bounds(range, self.source().len());
@@ -131,7 +132,8 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
     /// the rest of the device data is left as the kernels wrote it. As with
     /// [`update`](PreloadMut::update), the host elements are whatever they were at their last
     /// copy to or from the device: [`sync_range`](Self::sync_range) first to edit the current
-    /// values. Kernels still queued on this guard's device finish before the copy.
+    /// values. Kernels still queued on this guard's device finish before the copy (a fault ends
+    /// the process, as in `sync`).
     #[track_caller]
     pub fn update_range<R>(
         &mut self,

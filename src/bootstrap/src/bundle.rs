@@ -30,6 +30,7 @@ const MPI_DEBS: &[&str] = &[
     "libevent-core-2.1-7",
     "libevent-pthreads-2.1-7",
     "libhwloc15",
+    "libudev1",
     "libnuma1",
     "libmunge2",
     "libpsm-infinipath1",
@@ -46,9 +47,8 @@ if [ ! -e "$runtime/usr/bin/mpirun" ]; then
     ln -sf mpirun.openmpi "$runtime/usr/bin/mpirun"
 fi
 export LD_LIBRARY_PATH="$runtime/usr/lib/llvm-19/lib:$runtime/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# Open MPI where it was unpacked; ranks of one machine talk through shared memory alone.
+# Open MPI where it was unpacked.
 export PATH="$runtime/usr/bin:$PATH" OPAL_PREFIX="$runtime/usr"
-export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 cd "$here"
 if [ "${1-}" = doctor ]; then
     shift

@@ -374,13 +374,21 @@ pub fn count_present(log: &str) -> usize {
 
 /// `mpirun -np ranks` of `program` (the program, or compute-sanitizer running it: each rank
 /// under its own), as root too, with more ranks than cores where asked: every rank inherits
-/// the run's environment, and writes its output under `logs` too (`1/rank.N/stderr`).
+/// the run's environment, and writes its output under `logs` too (`1/rank.N/stderr`). The ranks
+/// of one machine talk through shared memory, copied through it (the kernel's cross-memory
+/// attach is refused in many containers), and mpirun ends them itself before the run's time
+/// limit, since the harness's kill of mpirun would not reach them.
 fn mpirun(ranks: usize, logs: &Path, program: &Command) -> Command {
+    let limit = RUN_LIMIT.as_secs().saturating_sub(10).to_string();
     let mut cmd = Command::new("mpirun");
-    cmd.args(["-np", &ranks.to_string(), "--oversubscribe", "--output-filename"])
+    cmd.args(["-np", &ranks.to_string(), "--oversubscribe", "--timeout", &limit])
+        .arg("--output-filename")
         .arg(logs)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_pml", "ob1")
+        .env("OMPI_MCA_btl", "self,vader")
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
         .arg(program.get_program())
         .args(program.get_args());
     for (key, value) in program.get_envs() {

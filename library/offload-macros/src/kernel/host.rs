@@ -101,7 +101,13 @@ pub(super) fn host_launcher(
         // Evaluated in the launchers the program calls, so that the compile error of a padded
         // argument (a generic `DeviceCopy` struct instantiated with padding) names the launch.
         padding_checks.push(quote!(const { <#ty as ::offload::KernelArg<#shape>>::NO_PADDING };));
-        checks.push(quote!(#arg_trait::check_launch(&#arg, #symbol, geometry)?;));
+        if let Shape::Region { strategy, .. } = &param.shape {
+            // The strategy asked whether the geometry keeps the threads' parts disjoint, for
+            // whatever argument reaches a `Region` parameter.
+            checks.push(quote!(
+                #p::check_partition::<#strategy>(#symbol, #arg_trait::elements(&#arg), geometry)?;
+            ));
+        }
         devices.push(quote!(#arg_trait::device(&#arg)));
         let kind = quote!(<#ty as ::offload::KernelArg<#shape>>::KIND);
         slots.push((kind, quote!(#arg_trait::address(&#arg)), quote!(#arg_trait::size(&#arg))));
@@ -188,9 +194,9 @@ pub(super) fn host_launcher(
                 // What the runtime's launch is given of the geometry, taken before the library
                 // sees it, so that a launch along x stays constants. (The slot of a launch along
                 // y or z holds the address of `shape`, which lives as long as this call.)
-                let shape = launch.geometry;
+                let shape = launch.geometry();
                 let (geometry_slot, blocks, threads) =
-                    (shape.slot(), launch.geometry.blocks(), launch.geometry.threads());
+                    (shape.slot(), launch.geometry().blocks(), launch.geometry().threads());
                 let mut slots = [#(#launch_slots),*];
                 // SAFETY: the slots are the kernel's, in order, each made by the argument's
                 // `KernelArg` impl (`PresentArg` for an asynchronous launch) and borrowed for
@@ -227,7 +233,7 @@ pub(super) fn host_launcher(
                         #[link_name = #marker]
                         fn marker(device: i64, grid: i32, block: i32, #(#marker_params),*) -> i32;
                     }
-                    // SAFETY: the caller's (`__offload_run`'s).
+                    // SAFETY: the caller's (the launcher's).
                     unsafe { marker(device, grid, block, #(#marker_names),*) }
                 }
             }
