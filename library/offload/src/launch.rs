@@ -104,7 +104,7 @@ impl Checked {
         slots: &mut [Slot],
     ) -> Result<Option<Marked>, Error> {
         let Checked { kernel, device, geometry } = self;
-        let image = crate::__private::cuda_image;
+        let image = crate::entry::cuda_image;
         // SAFETY (of the launches): per the caller.
         if ASYNC && unsafe { stream::launch_async(image(), device, kernel, geometry, slots) }? {
             return Ok(None);

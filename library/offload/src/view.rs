@@ -117,15 +117,11 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
     /// as in [`sync`](PreloadMut::sync), which cannot return the error either.
     #[track_caller]
     pub fn sync_range(&mut self, range: impl RangeBounds<usize>) -> &[T] {
-        let (start, end) = bounds(range, self.source().len());
-        let ptr = self.source().cast::<T>().wrapping_add(start);
-        self.copy_bytes::<{ update_direction::FROM_DEVICE }>(
-            ptr.cast(),
-            (end - start) * size_of::<T>(),
-        );
+        let (ptr, len) = self.source_range(range);
+        self.copy_bytes::<{ update_direction::FROM_DEVICE }>(ptr.cast(), len * size_of::<T>());
         // SAFETY: these elements were just copied from the device, and `&mut self` keeps any
         // kernel off the guard while the reference lives.
-        unsafe { core::slice::from_raw_parts(ptr, end - start) }
+        unsafe { core::slice::from_raw_parts(ptr, len) }
     }
 
     /// Lends the host copy of the elements `range` for editing, then copies them to the device;
@@ -140,16 +136,20 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
         range: impl RangeBounds<usize>,
         edit: impl FnOnce(&mut [T]) -> R,
     ) -> R {
-        let (start, end) = bounds(range, self.source().len());
-        let ptr = self.source().cast::<T>().wrapping_add(start);
+        let (ptr, len) = self.source_range(range);
         // SAFETY: the guard holds the source's `&mut` borrow, and `&mut self` makes this the
         // only access to it; no kernel reads host memory.
-        let result = edit(unsafe { core::slice::from_raw_parts_mut(ptr, end - start) });
-        self.copy_bytes::<{ update_direction::TO_DEVICE }>(
-            ptr.cast(),
-            (end - start) * size_of::<T>(),
-        );
+        let result = edit(unsafe { core::slice::from_raw_parts_mut(ptr, len) });
+        self.copy_bytes::<{ update_direction::TO_DEVICE }>(ptr.cast(), len * size_of::<T>());
         result
+    }
+
+    /// The host address of the elements `range` of the source, and their count; panics like
+    /// slice indexing when outside.
+    #[track_caller]
+    fn source_range(&self, range: impl RangeBounds<usize>) -> (*mut T, usize) {
+        let (start, end) = bounds(range, self.source().len());
+        (self.source().cast::<T>().wrapping_add(start), end - start)
     }
 }
 

@@ -215,6 +215,9 @@ fn package_name(package: &Path) -> Result<String> {
         .ok_or_else(|| anyhow!("{} has no package name", package.display()))
 }
 
+/// The numbers a `//@ run:` line may give, in the order `parse_runs` reads them.
+const COUNT_KEYS: [&str; 6] = ["h2d", "d2h", "h2d_bytes", "d2h_bytes", "present", "np"];
+
 pub fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
     source
         .lines()
@@ -223,32 +226,24 @@ pub fn parse_runs(source: &str) -> Result<Vec<RunSpec>> {
             let (args, expect) = spec
                 .split_once("=>")
                 .ok_or_else(|| anyhow!("`//@ run:{spec}` lacks `=> h2d=N d2h=M`"))?;
-            let mut counts = [None; 6];
+            let mut counts = [None; COUNT_KEYS.len()];
             let mut env = Vec::new();
             for item in expect.split_whitespace() {
                 let (key, value) =
                     item.split_once('=').ok_or_else(|| anyhow!("`{item}` is not key=value"))?;
-                let slot = match key {
-                    "h2d" => 0,
-                    "d2h" => 1,
-                    "present" => 2,
-                    "h2d_bytes" => 3,
-                    "d2h_bytes" => 4,
-                    "np" => 5,
-                    "env" => {
-                        let (k, v) = value
-                            .split_once('=')
-                            .ok_or_else(|| anyhow!("`{item}` is not env=KEY=VALUE"))?;
-                        env.push((k.to_owned(), v.to_owned()));
-                        continue;
-                    }
-                    _ => bail!(
-                        "unknown expectation `{key}` (h2d, d2h, h2d_bytes, d2h_bytes, present, np, env)"
-                    ),
+                if key == "env" {
+                    let (k, v) = value
+                        .split_once('=')
+                        .ok_or_else(|| anyhow!("`{item}` is not env=KEY=VALUE"))?;
+                    env.push((k.to_owned(), v.to_owned()));
+                    continue;
+                }
+                let Some(slot) = COUNT_KEYS.iter().position(|&k| k == key) else {
+                    bail!("unknown expectation `{key}` ({}, env)", COUNT_KEYS.join(", "));
                 };
                 counts[slot] = Some(value.parse::<usize>().with_context(|| format!("`{item}`"))?);
             }
-            let [Some(host_to_device), Some(device_to_host), present, h2d_bytes, d2h_bytes, ranks] =
+            let [Some(host_to_device), Some(device_to_host), h2d_bytes, d2h_bytes, present, ranks] =
                 counts
             else {
                 bail!("`//@ run:{spec}` needs both h2d= and d2h=");
@@ -416,23 +411,30 @@ fn ranks_stderr(logs: &Path) -> Result<String> {
 
 /// Bytes copied each way, summed over the copies [`count_copies`] counts (their `Size=`).
 pub fn count_copied_bytes(log: &str) -> (usize, usize) {
-    let bytes = |what: &str| -> usize {
-        log.lines()
-            .filter(|l| l.contains(what))
+    let bytes = |way| -> usize {
+        copy_lines(log, way)
             .filter_map(|l| l.split("Size=").nth(1))
             .filter_map(|rest| {
                 rest.split(|c: char| !c.is_ascii_digit()).next()?.parse::<usize>().ok()
             })
             .sum()
     };
-    (bytes("Copying data from host to device"), bytes("Copying data from device to host"))
+    (bytes(TO_DEVICE), bytes(TO_HOST))
 }
 
 /// Copies reported under [`LOG_MAPPINGS`], by the runtime or, for a launch's plain arguments on
 /// a GPU, by the library in the runtime's words: (host to device, device to host).
 pub fn count_copies(log: &str) -> (usize, usize) {
-    let count = |what: &str| log.lines().filter(|l| l.contains(what)).count();
-    (count("Copying data from host to device"), count("Copying data from device to host"))
+    (copy_lines(log, TO_DEVICE).count(), copy_lines(log, TO_HOST).count())
+}
+
+/// How the runtime (and the library, in its words) says a copy each way.
+const TO_DEVICE: &str = "Copying data from host to device";
+const TO_HOST: &str = "Copying data from device to host";
+
+/// The lines of `log` that report a copy `way`.
+fn copy_lines<'a>(log: &'a str, way: &'a str) -> impl Iterator<Item = &'a str> {
+    log.lines().filter(move |l| l.contains(way))
 }
 
 #[cfg(test)]

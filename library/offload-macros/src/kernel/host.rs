@@ -126,18 +126,12 @@ pub(super) fn host_launcher(
         .collect();
     // The marker's parameters, a triple per slot, the geometry's first; and its arguments in the
     // launch, the kinds constants.
-    let marker_params: Vec<TokenStream> = (0..=n_slots)
+    let (marker_params, marker_names): (Vec<TokenStream>, Vec<TokenStream>) = (0..=n_slots)
         .map(|i| {
             let (k, v, s) = (format_ident!("k{i}"), format_ident!("v{i}"), format_ident!("s{i}"));
-            quote!(#k: i64, #v: *const u8, #s: i64)
+            (quote!(#k: i64, #v: *const u8, #s: i64), quote!(#k, #v, #s))
         })
-        .collect();
-    let marker_names: Vec<TokenStream> = (0..=n_slots)
-        .map(|i| {
-            let (k, v, s) = (format_ident!("k{i}"), format_ident!("v{i}"), format_ident!("s{i}"));
-            quote!(#k, #v, #s)
-        })
-        .collect();
+        .unzip();
     // The size the launch's mappers map: the library may have mapped the data already
     // (`Slot::marker_size`); a constant for slots the launch does not map.
     let marker_args: Vec<TokenStream> = slots
@@ -195,8 +189,7 @@ pub(super) fn host_launcher(
                 // sees it, so that a launch along x stays constants. (The slot of a launch along
                 // y or z holds the address of `shape`, which lives as long as this call.)
                 let shape = launch.geometry();
-                let (geometry_slot, blocks, threads) =
-                    (shape.slot(), launch.geometry().blocks(), launch.geometry().threads());
+                let (geometry_slot, blocks, threads) = (shape.slot(), shape.blocks(), shape.threads());
                 let mut slots = [#(#launch_slots),*];
                 // SAFETY: the slots are the kernel's, in order, each made by the argument's
                 // `KernelArg` impl (`PresentArg` for an asynchronous launch) and borrowed for
