@@ -257,7 +257,9 @@ impl<T: ?Sized> PreloadMut<'_, T> {
     /// it was at the last copy from the device (the preload, or [`sync`](Self::sync)): call
     /// `sync` first to edit the current values.
     pub fn update<R>(&mut self, edit: impl FnOnce(&mut T) -> R) -> R {
-        // SAFETY: `&mut self` makes this the only access to the borrowed source.
+        self.host_settled();
+        // SAFETY: `&mut self` makes this the only access to the borrowed source, and no copy
+        // in still reads it (`host_settled`).
         let result = edit(unsafe { &mut *self.data });
         self.copy::<{ update_direction::TO_DEVICE }>();
         result
@@ -268,17 +270,41 @@ impl<T: ?Sized> PreloadMut<'_, T> {
         self.copy_bytes::<DIRECTION>(self.as_ptr(), bytes);
     }
 
-    /// One update mapper call for `bytes` at `ptr`, which must lie inside this guard's data.
-    /// The direction is a const parameter: the lowering needs it as a constant in the marker
-    /// call, whether or not this is inlined.
+    /// Copies `bytes` at `ptr`, which must lie inside this guard's data, after the kernels
+    /// queued on its device: on the library's stream where the device is a GPU (a copy in is
+    /// not waited for), else by one update mapper call. The direction is a const parameter:
+    /// the lowering needs it as a constant in the marker call, whether or not this is inlined.
+    /// A failure ends the process, as the runtime's own failed copy does (see `sync`).
     pub(crate) fn copy_bytes<const DIRECTION: i64>(&mut self, ptr: *const u8, bytes: usize) {
-        // Kernels queued on the library's stream finish before the copy.
-        stream::synchronize_pending_or_exit(self.device);
-        if bytes != 0 {
-            // SAFETY: the range is inside this guard's mapping, and borrowed by this guard
-            // (`&mut self`).
-            unsafe { intrinsics::update(self.device, ptr, bytes as i64, DIRECTION) };
+        if bytes == 0 {
+            return;
         }
+        let direction = match DIRECTION {
+            update_direction::TO_DEVICE => stream::Direction::ToDevice,
+            _ => stream::Direction::ToHost,
+        };
+        // SAFETY: the range is inside this guard's mapping and borrowed by it (`&mut self`);
+        // every host access to the guard's data waits for the stream first (`host_settled`,
+        // `sync` through this wait, the Drop's end mapper).
+        match unsafe { stream::update(self.device, direction, ptr, bytes) } {
+            Ok(true) => {}
+            Ok(false) => {
+                // Kernels queued on the library's stream finish before the runtime's copy.
+                stream::synchronize_pending_or_exit(self.device);
+                // SAFETY: as above.
+                unsafe { intrinsics::update(self.device, ptr, bytes as i64, DIRECTION) };
+            }
+            Err(e) => {
+                eprintln!("offload: error: {e}");
+                std::process::abort()
+            }
+        }
+    }
+
+    /// Waits for this guard's device when a copy in may still read the host data, before the
+    /// host data is lent for writing.
+    pub(crate) fn host_settled(&self) {
+        stream::synchronize_pending_or_exit(self.device);
     }
 }
 

@@ -137,8 +137,10 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
         edit: impl FnOnce(&mut [T]) -> R,
     ) -> R {
         let (ptr, len) = self.source_range(range);
+        self.host_settled();
         // SAFETY: the guard holds the source's `&mut` borrow, and `&mut self` makes this the
-        // only access to it; no kernel reads host memory.
+        // only access to it; no kernel reads host memory, and no copy in still does
+        // (`host_settled`).
         let result = edit(unsafe { core::slice::from_raw_parts_mut(ptr, len) });
         self.copy_bytes::<{ update_direction::TO_DEVICE }>(ptr.cast(), len * size_of::<T>());
         result

@@ -1,8 +1,9 @@
-//! The copies a synchronous launch on a GPU makes itself: the data of its plain `&T`/`&mut T`
-//! arguments, moved on the library's stream around the kernel (in before it, `&mut T` back
-//! after it, one wait for all), into device memory the launch allocated for them. The runtime's
-//! own mappers would copy each argument on a stream of theirs and wait for each: three waits
-//! and a stream from their pool per argument, where clang's `target` region waits once.
+//! The copies the library makes on its stream: those of a synchronous launch on a GPU (the data
+//! of its plain `&T`/`&mut T` arguments, in before the kernel, `&mut T` back after it, one wait
+//! for all, into device memory the launch allocated for them) and a guard's updates
+//! (`updates`). The runtime's own mappers would copy each argument on a stream of theirs and
+//! wait for each: three waits and a stream from their pool per argument, where clang's `target`
+//! region waits once.
 //!
 //! Where `LIBOMPTARGET_INFO` asks for the runtime's data transfers (its 0x20 bit), each copy is
 //! said on stderr in the runtime's words, so that what it reports stays the whole story.
@@ -18,7 +19,7 @@ const INFO_DATA_TRANSFER: u32 = 0x20;
 
 /// Which way a copy goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Direction {
+pub(crate) enum Direction {
     ToDevice,
     ToHost,
 }

@@ -10,8 +10,10 @@
 //!    which is counted as a launch is, also when the closure that enqueues it unwinds;
 //! 2. every library entry point that makes libomptarget touch a device first waits for that
 //!    device's stream when a kernel may still run there ([`synchronize_pending`]): the end mapper
-//!    of a guard's Drop, `sync`, `update`, a preload and a synchronous launch never overlap our
-//!    kernels, so a `PreloadMut` copies back the data the last kernel wrote;
+//!    of a guard's Drop, a preload and a synchronous launch never overlap our kernels, so a
+//!    `PreloadMut` copies back the data the last kernel wrote; `sync`, `update` and their
+//!    ranges copy on the stream itself (`updates`), behind the kernels, and each host access to
+//!    a guard's data waits first, so a copy in still reading it is done before the host writes;
 //! 3. the device memory an asynchronous kernel can reach is freed only by those end mappers; a
 //!    leaked (`mem::forget`) guard leaves its mapping, and so the memory its kernels write,
 //!    allocated for good. (A synchronous launch frees its own arguments' memory after its wait.)
@@ -20,6 +22,8 @@
 //! - `gpus`: each GPU's context, stream, memory pool and kernels;
 //! - `enqueue`: the launches on a stream, and a synchronous launch's own argument memory;
 //! - `copies`: that memory's copies in and back, reported as the runtime reports its own;
+//! - `updates`: a guard's copies between launches (`sync`, `update`, their ranges), in order
+//!   with the kernels;
 //! - `foreign`: work that vendor libraries enqueue on a stream, counted as launches are;
 //! - `pending`: what may still run on each stream, and the waits.
 
@@ -29,7 +33,9 @@ mod foreign;
 mod gpus;
 mod module;
 mod pending;
+mod updates;
 
+pub(crate) use copies::Direction;
 pub use enqueue::Slot;
 pub(crate) use enqueue::{launch_async, launch_sync};
 pub(crate) use foreign::with_stream;
@@ -38,3 +44,4 @@ pub(crate) use gpus::{device_stream, trim_pool};
 pub use module::{CudaImage, ModuleSource};
 pub use pending::{pending_launches, synchronize};
 pub(crate) use pending::{synchronize_pending, synchronize_pending_or_exit};
+pub(crate) use updates::update;
