@@ -79,6 +79,10 @@ impl<T: DeviceCopy + Copy> DerefMut for HostBuffer<T> {
 impl<T: DeviceCopy + Copy> Drop for HostBuffer<T> {
     fn drop(&mut self) {
         if self.len * size_of::<T>() != 0 {
+            // Mappings that leaked guards (`mem::forget`) left in this memory go first: the
+            // runtime refuses to free pinned memory it still maps, and ends the process. Their
+            // queued work (a copy in of `update`, still reading here) is waited for first.
+            let _ = crate::reclaim(&mut **self);
             // SAFETY: allocated by `rt::alloc_host` on `device`.
             unsafe { rt::free_host(self.ptr.cast(), self.device) };
         }

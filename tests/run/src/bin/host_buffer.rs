@@ -2,9 +2,13 @@
 //! failures say what failed: an allocation the runtime refuses (256 TiB, more than any
 //! machine's address space) is `Error::HostAllocFailed` with the bytes asked for, and one whose size
 //! overflows is `Error::HostBufferTooLarge` with the elements asked for; neither speaks of the
-//! device. Copies: the launch's `&mut` argument, 1 in and 1 out. The refused allocation is a
-//! failed `cuMemAllocHost` in the runtime, which compute-sanitizer reports: expected here.
-//@ run: => h2d=1 d2h=1
+//! device. A guard leaked right after `update_range` enqueued its copy in (on a GPU, not waited
+//! for) leaves the buffer free to drop: the drop waits for the copy and releases the leaked
+//! mapping before the memory goes (the runtime would refuse to free memory it maps).
+//! Copies: the launch's `&mut` argument, 1 in and 1 out; the leaked guard's preload and its
+//! update, 2 in (4 MiB and 4 KiB). The refused allocation is a failed `cuMemAllocHost` in the
+//! runtime, which compute-sanitizer reports: expected here.
+//@ run: => h2d=3 d2h=1
 //@ sanitize-expects: cuMemAllocHost_v2
 
 use offload::{Error, HostBuffer};
@@ -18,6 +22,12 @@ fn main() -> Result<(), Error> {
     offload::launch!(kernels::increment, 8, 128, (&mut buf[..],))?;
     assert!(buf.iter().all(|&x| x == 8));
     assert_eq!(&HostBuffer::from_slice(&[1.0f32, 2.0])?[..], [1.0, 2.0]);
+
+    let mut pinned = HostBuffer::new(1 << 20, 1u32)?;
+    let mut leaked = offload::preload_mut(&mut pinned[..]);
+    leaked.update_range(..1024, |head| head.fill(2));
+    core::mem::forget(leaked);
+    drop(pinned);
 
     let e = HostBuffer::new(1 << 46, 0.0f32).err().expect("256 TiB of pinned memory");
     assert_eq!(e, Error::HostAllocFailed { bytes: 1 << 48 });
