@@ -1,10 +1,13 @@
 //! Range transfers: `sync_range` copies rows of a preloaded grid back and `update_range` copies
 //! rows in, each alone. A halo exchange of a 64 x 100 grid moves two rows of 400 bytes each way
 //! a step, whatever the grid's size: the preload and the copy back at the end are the grid's
-//! 25600 bytes, and each of STEPS steps adds 800 bytes each way.
+//! 25600 bytes, and each of STEPS steps adds 800 bytes each way. On a GPU the copies in are
+//! left queued on the library's stream.
 //@ run: 0 => h2d=1 d2h=1 h2d_bytes=25600 d2h_bytes=25600
 //@ run: 3 => h2d=7 d2h=7 h2d_bytes=28000 d2h_bytes=28000
 //@ run: 3 async => h2d=7 d2h=7 h2d_bytes=28000 d2h_bytes=28000
+
+use offload::__private::pending_launches;
 
 #[allow(dead_code)]
 #[path = "../kernels.rs"]
@@ -16,6 +19,7 @@ const COLS: usize = 100;
 fn main() -> Result<(), offload::Error> {
     let steps: u32 = std::env::args().nth(1).unwrap().parse().unwrap();
     let asynchronous = std::env::args().nth(2).is_some_and(|a| a == "async");
+    let gpu = !offload::device_name().contains("host-offload");
     let mut grid = vec![0u32; ROWS * COLS];
     let blocks = (ROWS * COLS).div_ceil(256) as u32;
     {
@@ -36,6 +40,9 @@ fn main() -> Result<(), offload::Error> {
             dg.update_range((ROWS - 1) * COLS.., |row| {
                 row.iter_mut().for_each(|x| *x = 2 * step + 2)
             });
+            // On a GPU the copies in are queued behind the kernels, not waited for (the next
+            // launch follows them on the stream); through the host plugin nothing is queued.
+            assert_eq!(pending_launches() > 0, gpu, "step {step}: the copies in waited");
             // An empty range copies nothing.
             assert!(dg.sync_range(5..5).is_empty());
             dg.update_range(COLS..COLS, |row| assert!(row.is_empty()));
