@@ -30,14 +30,6 @@ impl Real for f64 {
     const QUARTER: f64 = 0.25;
 }
 
-/// The sum of `value` over the caller's warp, in lane 0.
-fn warp_sum<T: Real>(mut value: T) -> T {
-    for offset in [16, 8, 4, 2, 1] {
-        value += warp::shuffle_down(value, offset);
-    }
-    value
-}
-
 /// Adds every value into `total`: a grid-stride loop per thread, a warp's sum by shuffles, one
 /// shared slot per warp (`shared = 32 * size_of::<T>()`), one atomic addition per block.
 #[offload::kernel(instances(f32, f64))]
@@ -48,7 +40,7 @@ pub fn reduce_sum<T: Real>(values: &[T], total: &mut T) {
         sum += values[i];
         i += gpu::global_size_x();
     }
-    let sum = warp_sum(sum);
+    let sum = warp::sum(sum);
     let warps = shared::<T>();
     let (lane, warp) = (warp::lane_id(), gpu::thread_idx_x() / warp::WARP_SIZE);
     if lane == 0 {
@@ -56,7 +48,7 @@ pub fn reduce_sum<T: Real>(values: &[T], total: &mut T) {
     }
     sync_threads();
     if warp == 0 {
-        let sum = warp_sum(if lane < gpu::block_dim_x() / warp::WARP_SIZE {
+        let sum = warp::sum(if lane < gpu::block_dim_x() / warp::WARP_SIZE {
             warps.read(lane)
         } else {
             T::default()
