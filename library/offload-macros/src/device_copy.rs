@@ -20,6 +20,13 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
     let name = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let field_types: Vec<&syn::Type> = data.fields.iter().map(|f| &f.ty).collect();
+    // The fields' bytes together, written without a `0 +` that clippy's `identity_op` would
+    // flag in the user's crate (the sum carries the struct's span).
+    let field_bytes = if field_types.is_empty() {
+        quote!(0)
+    } else {
+        quote!(#(::core::mem::size_of::<#field_types>())+*)
+    };
     if input.generics.params.is_empty() {
         // Each field checked on its own, so an error points at the field that is not plain
         // data instead of at the derive.
@@ -31,8 +38,7 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
         // reads every byte.
         let padding_check = quote_spanned!(name.span()=>
             const _: () = ::core::assert!(
-                ::core::mem::size_of::<#name>()
-                    == 0 #(+ ::core::mem::size_of::<#field_types>())*,
+                ::core::mem::size_of::<#name>() == #field_bytes,
                 "DeviceCopy types cannot have padding: reorder the fields or add explicit padding fields"
             );
         );
@@ -74,8 +80,7 @@ pub(crate) fn expand(item: TokenStream) -> Result<TokenStream> {
     );
     let padding_check = quote_spanned!(name.span()=>
         ::core::assert!(
-            ::core::mem::size_of::<Self>()
-                == 0 #(+ ::core::mem::size_of::<#field_types>())*,
+            ::core::mem::size_of::<Self>() == #field_bytes,
             #message
         );
     );
@@ -102,4 +107,32 @@ fn has_stable_layout(input: &DeriveInput) -> bool {
         });
         stable
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    #[test]
+    fn the_padding_check_sums_the_fields_without_a_zero_term() {
+        // `0 + ...` carries the struct's span: clippy's `identity_op` flags it in the user's crate.
+        let two = super::expand(quote!(
+            #[repr(C)]
+            struct P {
+                x: f32,
+                v: u32,
+            }
+        ))
+        .unwrap()
+        .to_string();
+        assert!(two.contains("size_of :: < f32 > () + :: core :: mem :: size_of :: < u32 > ()"));
+        assert!(!two.contains("0 +"), "{two}");
+        let none = super::expand(quote!(
+            #[repr(C)]
+            struct E {}
+        ))
+        .unwrap()
+        .to_string();
+        assert!(none.contains("== 0"), "{none}");
+    }
 }
