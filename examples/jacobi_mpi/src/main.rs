@@ -210,9 +210,10 @@ fn main() -> Result<(), offload::Error> {
     let differing = plate.iter().zip(reference).filter(|(x, y)| x != y).count();
     let expected: f64 = reference.iter().sum();
     let per_step = |s: f64| s * 1e3 / iterations.saturating_sub(1).max(1) as f64;
+    let timed = if iterations > 1 { "after the first" } else { "the only one, kernels loading" };
     println!(
         "jacobi_mpi {width}x{height}, {iterations} iterations over {ranks} rank(s), rank 0 on {}: {:.4} ms a step \
-         (after the first), of which halo exchange {:.4} ms; mean temperature {:.6} (CPU {:.6}); {differing} cells differ from one process on the CPU",
+         ({timed}), of which halo exchange {:.4} ms; mean temperature {:.6} (CPU {:.6}); {differing} cells differ from one process on the CPU",
         device.name(),
         per_step(slowest[0]),
         per_step(slowest[1]),

@@ -82,7 +82,11 @@ impl<T: DeviceCopy + Copy> Drop for HostBuffer<T> {
             // Mappings that leaked guards (`mem::forget`) left in this memory go first: the
             // runtime refuses to free pinned memory it still maps, and ends the process. Their
             // queued work (a copy in of `update`, still reading here) is waited for first.
-            let _ = crate::reclaim(&mut **self);
+            if crate::reclaim(&mut **self).is_err() {
+                // A kernel faulted, and the GPU's context is lost: leaked mappings may stay, and
+                // the runtime would end the process at the free. The memory goes at exit.
+                return;
+            }
             // SAFETY: allocated by `rt::alloc_host` on `device`.
             unsafe { rt::free_host(self.ptr.cast(), self.device) };
         }

@@ -34,6 +34,9 @@ pub struct Preload<'a, T: ?Sized> {
 pub struct PreloadMut<'a, T: ?Sized> {
     data: *mut T,
     device: i64,
+    /// Whether a copy in of the host data may still be queued on the device's stream, so that
+    /// the host must wait before writing it ([`host_settled`](Self::host_settled)).
+    copy_in_queued: bool,
     _borrow: PhantomData<&'a mut T>,
 }
 
@@ -93,7 +96,7 @@ pub(crate) fn preload_mut_on<T: ?Sized + DeviceCopy>(
 ) -> Result<PreloadMut<'_, T>, Error> {
     let bytes = size_of_val(data);
     let device = map::<{ preload_kind::READ_WRITE }>(device, data as *mut T as *const u8, bytes)?;
-    Ok(PreloadMut { data, device, _borrow: PhantomData })
+    Ok(PreloadMut { data, device, copy_in_queued: false, _borrow: PhantomData })
 }
 
 /// The begin mapper of one preload, or, for a `Preload` of data already mapped, the copy in
@@ -284,10 +287,11 @@ impl<T: ?Sized> PreloadMut<'_, T> {
             _ => stream::Direction::ToHost,
         };
         // SAFETY: the range is inside this guard's mapping and borrowed by it (`&mut self`);
-        // every host access to the guard's data waits for the stream first (`host_settled`,
-        // `sync` through this wait, the Drop's end mapper).
+        // the host writes the guard's data only after `host_settled`, and a copy back waits for
+        // the stream, copies in included.
         match unsafe { stream::update(self.device, direction, ptr, bytes) } {
-            Ok(true) => {}
+            // A copy back waits for the stream, and so for any copy in before it.
+            Ok(true) => self.copy_in_queued = direction == stream::Direction::ToDevice,
             Ok(false) => {
                 // Kernels queued on the library's stream finish before the runtime's copy.
                 stream::synchronize_pending_or_exit(self.device);
@@ -301,10 +305,12 @@ impl<T: ?Sized> PreloadMut<'_, T> {
         }
     }
 
-    /// Waits for this guard's device when a copy in may still read the host data, before the
-    /// host data is lent for writing.
-    pub(crate) fn host_settled(&self) {
-        stream::synchronize_pending_or_exit(self.device);
+    /// Waits for this guard's device when a copy in of its host data may still be queued there,
+    /// before the host data is lent for writing.
+    pub(crate) fn host_settled(&mut self) {
+        if core::mem::take(&mut self.copy_in_queued) {
+            stream::synchronize_pending_or_exit(self.device);
+        }
     }
 }
 

@@ -111,10 +111,10 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
 
     /// Copies the elements `range` back from the device now and lends them for reading; the
     /// rest of the slice is neither copied nor readable, and the data stays on the device.
-    /// Kernels still queued on this guard's device finish first, so the copy holds what the
-    /// last launch wrote. One update of the runtime, of `range`'s bytes alone: a halo exchange
-    /// moves the halo rows, not the grid. A queued kernel that faulted ends the process here,
-    /// as in [`sync`](PreloadMut::sync), which cannot return the error either.
+    /// The copy follows the kernels queued on this guard's device, so it holds what the last
+    /// launch wrote. One copy of `range`'s bytes alone: a halo exchange moves the halo rows,
+    /// not the grid. A queued kernel that faulted ends the process here, as in
+    /// [`sync`](PreloadMut::sync), which cannot return the error either.
     #[track_caller]
     pub fn sync_range(&mut self, range: impl RangeBounds<usize>) -> &[T] {
         let (ptr, len) = self.source_range(range);
@@ -128,8 +128,9 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
     /// the rest of the device data is left as the kernels wrote it. As with
     /// [`update`](PreloadMut::update), the host elements are whatever they were at their last
     /// copy to or from the device: [`sync_range`](Self::sync_range) first to edit the current
-    /// values. Kernels still queued on this guard's device finish before the copy (a fault ends
-    /// the process, as in `sync`).
+    /// values. The copy follows the kernels queued on this guard's device; on a GPU it is queued
+    /// behind them on the library's stream and not waited for (the guard's next host access
+    /// waits). A fault ends the process, as in `sync`.
     #[track_caller]
     pub fn update_range<R>(
         &mut self,

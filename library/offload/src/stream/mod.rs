@@ -17,6 +17,11 @@
 //! 3. the device memory an asynchronous kernel can reach is freed only by those end mappers; a
 //!    leaked (`mem::forget`) guard leaves its mapping, and so the memory its kernels write,
 //!    allocated for good. (A synchronous launch frees its own arguments' memory after its wait.)
+//! 4. a copy in that `update` queued reads host memory until the stream reaches it. The guard's
+//!    own host writes wait for it (`PreloadMut::host_settled`); a guard leaked right after ends
+//!    the borrow first. From pageable memory the driver has staged the bytes before the enqueue
+//!    returns; a `HostBuffer`'s pinned memory is freed only after `reclaim`'s wait. Pinned memory
+//!    of other origin freed under the copy is the driver's to report, as a fault at the next wait.
 //!
 //! - `module`: the program's kernels as a CUDA module (PTX or cubin);
 //! - `gpus`: each GPU's context, stream, memory pool and kernels;

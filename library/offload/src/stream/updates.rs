@@ -15,26 +15,31 @@ use crate::{Error, rt};
 /// Copies `bytes` at host address `host` to (`Direction::ToDevice`) or from the device copy of
 /// the data mapped there on runtime device `device` (-1: the default), on the library's stream.
 /// A copy in returns once enqueued, a copy back once done. `Ok(false)` without copying where
-/// the device has no library stream (the host-offload plugin's devices, GPUs beyond the table)
-/// or the address is not mapped there: the runtime's update mapper copies then.
+/// the device has no library stream (the host-offload plugin's devices, GPUs beyond the table,
+/// a GPU the library could not open) or the address is not mapped there: the runtime's update
+/// mapper copies then.
 ///
 /// # Safety
 /// `host..host + bytes` must lie inside one mapping on `device`, borrowed by a live guard
-/// (mutably, for a copy back), and every host access to it after a copy in must wait for the
-/// device's stream first (`synchronize_pending`), as the guard's entry points do.
+/// (mutably, for a copy back), and the guard's host writes after a copy in must wait for the
+/// device's stream first (`synchronize_pending`), as the guard's entry points do. A guard
+/// leaked after a copy in ends the borrow before the wait: see the module `stream`'s fact 4.
 pub(crate) unsafe fn update(
     device: i64,
     direction: Direction,
     host: *const u8,
     bytes: usize,
 ) -> Result<bool, Error> {
-    let Some((ordinal, gpu)) = device_gpu(device)? else { return Ok(false) };
+    // A GPU the library could not open (no stream, so nothing of the library's queued there)
+    // is left to the runtime's copy as well.
+    let Ok(Some((ordinal, gpu))) = device_gpu(device) else { return Ok(false) };
     let id = rt::resolve_device(device)?;
     let Some(target) = c_int::try_from(id).ok().and_then(|id| rt::mapped_ptr(host, id)) else {
         return Ok(false);
     };
     gpu.api.with_context(gpu.context, || {
-        // SAFETY: per the caller: mapped, borrowed, and waited for before the host's next use.
+        // SAFETY: per the caller: mapped, borrowed, and waited for before the guard's next
+        // host write.
         let enqueued = unsafe {
             copies::enqueue(gpu.api, gpu.stream, direction, host, target.as_ptr() as u64, bytes)
         };

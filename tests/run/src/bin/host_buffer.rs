@@ -11,6 +11,7 @@
 //@ run: => h2d=3 d2h=1
 //@ sanitize-expects: cuMemAllocHost_v2
 
+use offload::__private::pending_launches;
 use offload::{Error, HostBuffer};
 
 #[allow(dead_code)]
@@ -23,11 +24,14 @@ fn main() -> Result<(), Error> {
     assert!(buf.iter().all(|&x| x == 8));
     assert_eq!(&HostBuffer::from_slice(&[1.0f32, 2.0])?[..], [1.0, 2.0]);
 
+    let gpu = !offload::device_name().contains("host-offload");
     let mut pinned = HostBuffer::new(1 << 20, 1u32)?;
     let mut leaked = offload::preload_mut(&mut pinned[..]);
     leaked.update_range(..1024, |head| head.fill(2));
+    assert_eq!(pending_launches() > 0, gpu, "the copy in was waited for");
     core::mem::forget(leaked);
     drop(pinned);
+    assert_eq!(pending_launches(), 0, "the buffer was freed before the copy in was done");
 
     let e = HostBuffer::new(1 << 46, 0.0f32).err().expect("256 TiB of pinned memory");
     assert_eq!(e, Error::HostAllocFailed { bytes: 1 << 48 });
