@@ -298,10 +298,7 @@ impl<T: ?Sized> PreloadMut<'_, T> {
                 // SAFETY: as above.
                 unsafe { intrinsics::update(self.device, ptr, bytes as i64, DIRECTION) };
             }
-            Err(e) => {
-                eprintln!("offload: error: {e}");
-                std::process::abort()
-            }
+            Err(e) => stream::exit_with(e),
         }
     }
 

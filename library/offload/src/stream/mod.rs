@@ -47,6 +47,6 @@ pub(crate) use foreign::with_stream;
 pub use gpus::cuda_module_source;
 pub(crate) use gpus::{device_stream, trim_pool};
 pub use module::{CudaImage, ModuleSource};
+pub(crate) use pending::{exit_with, synchronize_pending, synchronize_pending_or_exit};
 pub use pending::{pending_launches, synchronize};
-pub(crate) use pending::{synchronize_pending, synchronize_pending_or_exit};
 pub(crate) use updates::update;

@@ -121,9 +121,17 @@ fn synchronize_device(device: i64) -> Result<(), Error> {
 #[inline(never)]
 fn synchronize_device_or_exit(device: i64) {
     if let Err(e) = synchronize_device(device) {
-        eprintln!("offload: error: {e}");
-        std::process::abort()
+        exit_with(e)
     }
+}
+
+/// Ends the process with `e`'s message: what an entry point that cannot return the error (a
+/// guard's Drop, `sync`, `update`) does when the device failed, since going on would copy back
+/// lost data.
+#[cold]
+pub(crate) fn exit_with(e: Error) -> ! {
+    eprintln!("offload: error: {e}");
+    std::process::abort()
 }
 
 /// Whether anything was ever enqueued on a GPU's stream (until then nothing can be pending).

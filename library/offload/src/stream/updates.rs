@@ -30,10 +30,10 @@ pub(crate) unsafe fn update(
     host: *const u8,
     bytes: usize,
 ) -> Result<bool, Error> {
+    let id = rt::resolve_device(device)?;
     // A GPU the library could not open (no stream, so nothing of the library's queued there)
     // is left to the runtime's copy as well.
-    let Ok(Some((ordinal, gpu))) = device_gpu(device) else { return Ok(false) };
-    let id = rt::resolve_device(device)?;
+    let Ok(Some((ordinal, gpu))) = device_gpu(id) else { return Ok(false) };
     let Some(target) = c_int::try_from(id).ok().and_then(|id| rt::mapped_ptr(host, id)) else {
         return Ok(false);
     };
