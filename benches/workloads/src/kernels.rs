@@ -59,20 +59,6 @@ pub fn reduce_sum<T: Real>(values: &[T], total: &mut T) {
     }
 }
 
-/// Sets `total` to 0, on the device's stream (what `cudaMemsetAsync` does before a sum).
-#[offload::kernel(instances(f32, f64))]
-pub fn clear_total<T: Real>(total: &mut T) {
-    *total = T::default();
-}
-
-/// Sets every bin to 0 (blocks of 256 threads cover 256 bins).
-#[offload::kernel]
-pub fn clear_bins(bins: &mut [u32]) {
-    if let Some(bin) = bins.get_mut(gpu::global_id_x()) {
-        *bin = 0;
-    }
-}
-
 /// One Jacobi sweep of a `width x height` grid: each interior cell the mean of its four
 /// neighbours, border cells copied (blocks of 32x8).
 #[offload::kernel(instances(f32, f64))]

@@ -152,7 +152,7 @@ fn histogram(n: usize, reps: usize) -> Result<bool, offload::Error> {
             "histogram",
             reps,
             || {
-                offload::launch_async!(kernels::clear_bins, 1, 256, (&mut db))?;
+                db.write_bytes(0);
                 offload::launch_async!(
                     kernels::histogram,
                     blocks,
@@ -188,7 +188,7 @@ fn main() -> Result<(), offload::Error> {
     macro_rules! in_precision {
         ($t:ty, $bytes:literal) => {
             let sum: SumLaunch<'_, $t> = &|values, total, blocks| {
-                offload::launch_async!(kernels::clear_total::<$t>, 1, 32, (&mut *total))?;
+                total.write_bytes(0);
                 offload::launch_async!(
                     kernels::reduce_sum::<$t>,
                     blocks,

@@ -424,6 +424,23 @@ impl Api {
         self.check("cuMemcpyDtoHAsync", result)
     }
 
+    /// Enqueues setting `bytes` bytes at device address `dst` to `byte` on `stream`, in the
+    /// current context.
+    ///
+    /// # Safety
+    /// `dst` must be device memory of the current context that nothing else uses meanwhile.
+    pub(crate) unsafe fn fill_device(
+        &self,
+        dst: u64,
+        byte: u8,
+        bytes: usize,
+        stream: CuStream,
+    ) -> Result<(), Error> {
+        // SAFETY: per the caller.
+        let result = unsafe { cu::cuMemsetD8Async(dst, byte, bytes, stream) };
+        self.check("cuMemsetD8Async", result)
+    }
+
     /// A memory pool on GPU `ordinal` that, at a synchronisation, gives the memory nothing uses
     /// back to the system only while it holds more than `keep` bytes in all (its release
     /// threshold); `CUDA_ERROR_NOT_SUPPORTED` on a GPU without memory pools.

@@ -1,5 +1,6 @@
 //! `Preload` and `PreloadMut`: data kept on the device across launches, guarded by a borrow.
 
+use core::ffi::c_int;
 use core::marker::PhantomData;
 
 use crate::intrinsics::{self, preload_kind, update_direction};
@@ -266,6 +267,36 @@ impl<T: ?Sized> PreloadMut<'_, T> {
         let result = edit(unsafe { &mut *self.data });
         self.copy::<{ update_direction::TO_DEVICE }>();
         result
+    }
+
+    /// Sets every byte of the device copy to `byte` (`write_bytes(0)`: zeroes, a valid value
+    /// of every [`DeviceCopy`] type), as `cudaMemsetAsync` does: on a GPU, queued on the
+    /// library's stream after the kernels `launch_async!` queued there and not waited for, so
+    /// the next launch sees it; elsewhere after those kernels, through the runtime. The host
+    /// data is left as it was: the device copy is the current value, as after a kernel.
+    pub fn write_bytes(&mut self, byte: u8) {
+        let (host, bytes) = (self.as_ptr(), self.size_in_bytes());
+        if bytes == 0 {
+            return;
+        }
+        // SAFETY: the guard's whole mapping, borrowed mutably by it.
+        match unsafe { stream::fill(self.device, host, bytes, byte) } {
+            Ok(true) => {}
+            Ok(false) => {
+                stream::synchronize_pending_or_exit(self.device);
+                let done =
+                    rt::resolve_device(self.device).ok().and_then(|id| c_int::try_from(id).ok());
+                // SAFETY: as above; the kernels before it are done.
+                if !done.is_some_and(|id| unsafe { rt::fill_mapped(host, bytes, id, byte) }) {
+                    stream::exit_with(Error::Library {
+                        library: "libomptarget",
+                        call: "omp_target_memcpy",
+                        message: format!("could not set the {bytes} bytes of a device copy"),
+                    });
+                }
+            }
+            Err(e) => stream::exit_with(e),
+        }
     }
 
     fn copy<const DIRECTION: i64>(&mut self) {

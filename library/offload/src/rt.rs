@@ -100,6 +100,42 @@ pub(crate) fn mapped_ptr(host: *const u8, device: c_int) -> Option<NonNull<c_voi
     NonNull::new(unsafe { sys::omp_get_mapped_ptr(host.cast(), device) })
 }
 
+/// Sets the `bytes` bytes that host address `host` is mapped to on runtime device `device` to
+/// `byte`: written in place on a host-offload device (whose memory is this process's, as the
+/// plugin's own copies write it), else copied from the host through the runtime, chunk by
+/// chunk. `false` where the address is not mapped there or a copy failed.
+///
+/// # Safety
+/// `host..host + bytes` must lie inside one mapping on `device`, which nothing else uses
+/// meanwhile.
+pub(crate) unsafe fn fill_mapped(host: *const u8, bytes: usize, device: c_int, byte: u8) -> bool {
+    let Some(target) = mapped_ptr(host, device) else { return false };
+    if usize::try_from(device).ok().and_then(gpu_ordinal).is_none() {
+        // SAFETY: the mapping's memory, in this process on a host-offload device (the caller's).
+        unsafe { target.as_ptr().cast::<u8>().write_bytes(byte, bytes) };
+        return true;
+    }
+    let chunk = vec![byte; bytes.min(1 << 20)];
+    // SAFETY: a query.
+    let initial = unsafe { sys::omp_get_initial_device() };
+    (0..bytes).step_by(chunk.len()).all(|done| {
+        let length = chunk.len().min(bytes - done);
+        // SAFETY: inside the mapping (the caller's), from a host buffer of at least `length`.
+        let status = unsafe {
+            sys::omp_target_memcpy(
+                target.as_ptr(),
+                chunk.as_ptr().cast(),
+                length,
+                done,
+                0,
+                device,
+                initial,
+            )
+        };
+        status == 0
+    })
+}
+
 /// `bytes` of page-locked host memory from the runtime's allocator for `device`.
 pub(crate) fn alloc_host(bytes: usize, device: c_int) -> Option<NonNull<c_void>> {
     // SAFETY: an allocation; the caller frees it with `free_host` on the same device.

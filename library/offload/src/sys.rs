@@ -22,6 +22,17 @@ unsafe extern "C" {
         ptr: *const core::ffi::c_void,
         device_num: c_int,
     ) -> *mut core::ffi::c_void;
+    /// Copies `length` bytes from `src + src_offset` on `src_device_num` to `dst + dst_offset`
+    /// on `dst_device_num` (either may be the initial device, the host); 0 on success.
+    pub fn omp_target_memcpy(
+        dst: *mut core::ffi::c_void,
+        src: *const core::ffi::c_void,
+        length: usize,
+        dst_offset: usize,
+        src_offset: usize,
+        dst_device_num: c_int,
+        src_device_num: c_int,
+    ) -> c_int;
 }
 
 unsafe extern "C" {

@@ -2,7 +2,7 @@
 //! one per GPU, in the GPU's primary context (the one libomptarget's CUDA plugin uses, so the
 //! device addresses of its mappings are valid there).
 //!
-//! Soundness rests on three facts (docs/GUIDE.md's "Asynchronous launches" has the whole argument):
+//! Soundness rests on four facts (docs/GUIDE.md's "Asynchronous launches" has the whole argument):
 //! 1. only present data (`Preload`/`PreloadMut` and their ranges) and scalars reach an
 //!    asynchronous kernel (`PresentArg`), so a kernel touches device memory only, and only
 //!    memory that a guard keeps mapped; the same holds of the work a vendor library enqueues
@@ -14,9 +14,9 @@
 //!    `PreloadMut` copies back the data the last kernel wrote; `sync`, `update` and their
 //!    ranges copy on the stream itself (`updates`), behind the kernels, and each host access to
 //!    a guard's data waits first, so a copy in still reading it is done before the host writes;
-//! 3. the device memory an asynchronous kernel can reach is freed only by those end mappers; a
-//!    leaked (`mem::forget`) guard leaves its mapping, and so the memory its kernels write,
-//!    allocated for good. (A synchronous launch frees its own arguments' memory after its wait.)
+//! 3. the device memory an asynchronous kernel (or a guard's queued fill, `write_bytes`) can
+//!    reach is freed only by those end mappers; a leaked (`mem::forget`) guard leaves its
+//!    mapping, and so the memory its kernels write, allocated for good. (A synchronous launch frees its own arguments' memory after its wait.)
 //! 4. a copy in that `update` queued reads host memory until the stream reaches it. The guard's
 //!    own host writes wait for it (`PreloadMut::host_settled`); a guard leaked right after ends
 //!    the borrow first. From pageable memory the driver has staged the bytes before the enqueue
@@ -27,8 +27,8 @@
 //! - `gpus`: each GPU's context, stream, memory pool and kernels;
 //! - `enqueue`: the launches on a stream, and a synchronous launch's own argument memory;
 //! - `copies`: that memory's copies in and back, reported as the runtime reports its own;
-//! - `updates`: a guard's copies between launches (`sync`, `update`, their ranges), in order
-//!   with the kernels;
+//! - `updates`: a guard's copies between launches (`sync`, `update`, their ranges) and its
+//!   fills (`write_bytes`), in order with the kernels;
 //! - `foreign`: work that vendor libraries enqueue on a stream, counted as launches are;
 //! - `pending`: what may still run on each stream, and the waits.
 
@@ -49,4 +49,4 @@ pub(crate) use gpus::{device_stream, trim_pool};
 pub use module::{CudaImage, ModuleSource};
 pub(crate) use pending::{exit_with, synchronize_pending, synchronize_pending_or_exit};
 pub use pending::{pending_launches, synchronize};
-pub(crate) use updates::update;
+pub(crate) use updates::{fill, update};
