@@ -742,7 +742,11 @@ unsafe impl<const N: usize> offload::PartitioningStrategy for Chunks<N> {
         })
     }
 
-    fn check_launch(_len: usize, grid: [u32; 3], block: [u32; 3]) -> Result<(), offload::LaunchError> {
+    fn check_launch(
+        _len: usize,
+        grid: [u32; 3],
+        block: [u32; 3],
+    ) -> Result<(), offload::LaunchError> {
         if N == 0 || grid[1..] != [1, 1] || block[1..] != [1, 1] {
             return Err(offload::LaunchError::new("Chunks needs N > 0 and a launch along x"));
         }
@@ -773,8 +777,8 @@ pub fn double_chunks(mut values: offload::Region<'_, u32, Chunks<4>>, sums: &mut
 /// Only the raw pointers upstream's take are references here (see docs/UPSTREAM.md).
 pub mod upstream {
     use offload::arch::nvptx::{_block_dim_x, _block_idx_x, _thread_idx_x};
-    use offload::{Region, offload_kernel};
     use offload::region::Linear1D;
+    use offload::{Region, offload_kernel};
 
     /// gpu_host.rs's `_kernel_1` (and offload_intrinsic.rs's `_kernel`).
     #[offload_kernel]

@@ -68,10 +68,13 @@ fn main() -> Result<(), Error> {
     let threads = sums.len().div_ceil(128) as u32;
     launch!(kernels::double_chunks, threads, 128, (Region::new(&mut values[..]), &mut sums[..]))?;
     assert!(values.iter().enumerate().all(|(i, &v)| v == 2 * i as u32), "chunks");
-    let want = sums.iter().enumerate().all(|(c, &s)| {
-        s == (4 * c..(4 * c + 4).min(n)).map(|i| 2 * i as u32).sum::<u32>()
-    });
+    let want = sums
+        .iter()
+        .enumerate()
+        .all(|(c, &s)| s == (4 * c..(4 * c + 4).min(n)).map(|i| 2 * i as u32).sum::<u32>());
     assert!(want, "chunk sums");
-    println!("ok: regions mapped, reborrowed, preloaded, 2D and in chunks; a 2D launch of a 1D one refused");
+    println!(
+        "ok: regions mapped, reborrowed, preloaded, 2D and in chunks; a 2D launch of a 1D one refused"
+    );
     Ok(())
 }

@@ -11,7 +11,14 @@ mod kernels;
 
 fn main() -> Result<(), offload::Error> {
     let mut x = [3.0f32; 256];
-    offload::intrinsics::offload(kernels::upstream::_kernel_1, [1, 1, 1], [1, 1, 1], 0, -1, (&mut x,))?;
+    offload::intrinsics::offload(
+        kernels::upstream::_kernel_1,
+        [1, 1, 1],
+        [1, 1, 1],
+        0,
+        -1,
+        (&mut x,),
+    )?;
     core::hint::black_box(&x);
     assert!(x.iter().all(|&v| v == 21.0));
     println!("ok: gpu_host.rs");

@@ -10,7 +10,14 @@ mod kernels;
 fn main() -> Result<(), offload::Error> {
     let mut x = 0.0f32;
     let k = core::hint::black_box(42.0f32);
-    offload::intrinsics::offload(kernels::upstream::scalar_foo, [1, 1, 1], [1, 1, 1], 0, -1, (&mut x, k))?;
+    offload::intrinsics::offload(
+        kernels::upstream::scalar_foo,
+        [1, 1, 1],
+        [1, 1, 1],
+        0,
+        -1,
+        (&mut x, k),
+    )?;
     assert_eq!(x, 42.0);
     println!("ok: scalar_host.rs");
     Ok(())

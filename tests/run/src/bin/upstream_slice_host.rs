@@ -9,7 +9,14 @@ mod kernels;
 
 fn main() -> Result<(), offload::Error> {
     let mut x = [0.0f32, 0.0, 0.0, 0.0];
-    offload::intrinsics::offload(kernels::upstream::slice_foo, [1, 1, 1], [1, 1, 1], 0, -1, ((&mut x) as &mut [f32],))?;
+    offload::intrinsics::offload(
+        kernels::upstream::slice_foo,
+        [1, 1, 1],
+        [1, 1, 1],
+        0,
+        -1,
+        ((&mut x) as &mut [f32],),
+    )?;
     assert_eq!(x, [0.0, 1.0, 2.0, 3.0]);
     println!("ok: slice_host.rs");
     Ok(())
