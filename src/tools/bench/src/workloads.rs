@@ -67,7 +67,7 @@ const WORKLOADS: [Workload; 18] = [
         ours: "reduce",
         hand: Some("reduce_hand"),
         library: Some("reduce_cub"),
-        target: 1.05,
+        target: 1.00,
         against_library: false,
     },
     Workload {
@@ -76,7 +76,7 @@ const WORKLOADS: [Workload; 18] = [
         ours: "jacobi",
         hand: Some("jacobi_hand"),
         library: None,
-        target: 1.05,
+        target: 1.00,
         against_library: false,
     },
     Workload {
@@ -85,7 +85,7 @@ const WORKLOADS: [Workload; 18] = [
         ours: "sgemm_naive",
         hand: Some("sgemm_naive"),
         library: None,
-        target: 1.05,
+        target: 1.00,
         against_library: false,
     },
     Workload {
@@ -94,7 +94,7 @@ const WORKLOADS: [Workload; 18] = [
         ours: "sgemm_tiled",
         hand: Some("sgemm_tiled"),
         library: Some("sgemm_cublas"),
-        target: 1.10,
+        target: 1.00,
         against_library: false,
     },
     Workload {
@@ -112,7 +112,7 @@ const WORKLOADS: [Workload; 18] = [
         ours: "transpose",
         hand: Some("transpose_hand"),
         library: None,
-        target: 1.05,
+        target: 1.00,
         against_library: false,
     },
     Workload {
@@ -121,7 +121,7 @@ const WORKLOADS: [Workload; 18] = [
         ours: "histogram",
         hand: Some("histogram_hand"),
         library: None,
-        target: 1.05,
+        target: 1.00,
         against_library: false,
     },
     Workload {
@@ -607,8 +607,9 @@ mod tests {
         );
         let rows = rows(&ours, &anchor);
         let reduce = &rows[0];
+        // 5% behind CUDA by hand: short of the target, which is to be ahead or equal.
         assert_eq!(reduce.ours_over_hand.map(|r| (r * 100.0).round()), Some(105.0));
-        assert_eq!(reduce.met, Some(true));
+        assert_eq!(reduce.met, Some(false));
         let tiled = &rows[3];
         assert_eq!(tiled.ours_over_hand, Some(1.25));
         assert_eq!(tiled.met, Some(false));
