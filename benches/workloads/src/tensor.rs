@@ -202,7 +202,9 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
     let ops = operands(&a, &b, |x| x);
     let tilings = [
         gemm!(f64, "f64", n, (2, 2, 4, 2, 4, 32, 3)),
+        gemm!(f64, "f64", n, (2, 2, 4, 2, 4, 32, 4)),
         gemm!(f64, "f64", n, (2, 2, 4, 2, 4, 16, 3)),
+        gemm!(f64, "f64", n, (2, 2, 4, 4, 4, 16, 3)),
         gemm!(f64, "f64", n, (2, 2, 2, 2, 4, 16, 3)),
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("dgemm"), 1e-12)?;

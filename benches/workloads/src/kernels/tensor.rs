@@ -143,11 +143,12 @@ pub const fn pad_a(size: usize) -> usize {
     if size == 8 { 4 } else { 16 / size }
 }
 
-/// Padding of the shared rows of B: 8 elements, 16 bytes of 16-bit ones (for `ldmatrix`), and
-/// for 32- and 64-bit ones (read one by one, four rows of a fragment at once) enough to put
-/// those rows in distinct banks.
-pub const fn pad_b(_size: usize) -> usize {
-    8
+/// Padding of the shared rows of B: 16 bytes of 16-bit elements (for `ldmatrix`), and 32 bytes
+/// of 32- and 64-bit ones (read one by one): the four rows of a fragment then start 8 banks
+/// apart, so that a fragment's loads are free of bank conflicts (with 64 bytes, the `f64` rows
+/// `k` and `k + 2` would share their banks).
+pub const fn pad_b(size: usize) -> usize {
+    if size == 2 { 8 } else { 32 / size }
 }
 
 /// The shared memory of a `gemm` instance: `stages` stages of a `bm x bk` tile of A and a
@@ -173,7 +174,9 @@ pub const fn gemm_shared(bm: usize, bn: usize, bk: usize, stages: usize, size: u
         (Tf32, 4, 2, 2, 4, 8, 32, 3),
         (Tf32, 4, 2, 4, 4, 8, 32, 3),
         (f64, 2, 2, 4, 2, 4, 32, 3),
+        (f64, 2, 2, 4, 2, 4, 32, 4),
         (f64, 2, 2, 4, 2, 4, 16, 3),
+        (f64, 2, 2, 4, 4, 4, 16, 3),
         (f64, 2, 2, 2, 2, 4, 16, 3)
     )
 )]
