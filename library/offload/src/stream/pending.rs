@@ -140,8 +140,9 @@ fn enqueued_any() -> bool {
     ANY_LAUNCHED.load(Ordering::Acquire)
 }
 
-/// How many asynchronous launches and guard copies no synchronisation has covered yet, on every
-/// GPU (0 on the host-offload plugin, where a launch runs at once). For tests of what waits and what does not.
+/// How many asynchronous launches, guard copies and fills no synchronisation has covered yet,
+/// on every GPU (0 on the host-offload plugin, where a launch runs at once). For tests of what
+/// waits and what does not.
 pub fn pending_launches() -> u64 {
     (0..OPENED.load(Ordering::Acquire))
         .map(|o| {
