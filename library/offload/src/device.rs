@@ -111,7 +111,8 @@ impl Device {
         cuda::api()?.multiprocessor_count(c_int::try_from(ordinal).ok()?)
     }
 
-    /// Waits until the kernels launched asynchronously on this device have finished.
+    /// Waits until the kernels launched asynchronously on this device have finished, and the
+    /// copies and fills guards queued there.
     pub fn synchronize(&self) -> Result<(), Error> {
         crate::stream::synchronize_pending(self.runtime_id())
     }

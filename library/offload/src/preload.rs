@@ -185,7 +185,8 @@ fn unmap<const KIND: i64>(device: i64, ptr: *const u8, bytes: usize) {
 /// around it: a later `preload` or `&T` launch argument enclosing it is
 /// [`Error::OverlapsMapped`] until this is called. (`preload_mut` and `&mut T` launch arguments
 /// release such mappings themselves.) Mappings that reach outside `data` stay. Kernels still
-/// queued by `launch_async!` are waited for first: [`Error::Cuda`] if one faulted.
+/// queued by `launch_async!` (and guards' queued copies and fills) are waited for first:
+/// [`Error::Cuda`] if one faulted.
 pub fn reclaim<T: ?Sized>(data: &mut T) -> Result<usize, Error> {
     let bytes = size_of_val(data);
     if bytes == 0 {
@@ -272,7 +273,8 @@ impl<T: ?Sized> PreloadMut<'_, T> {
     /// Sets every byte of the device copy to `byte` (`write_bytes(0)`: zeroes, a valid value
     /// of every [`DeviceCopy`] type), as `cudaMemsetAsync` does: on a GPU, queued on the
     /// library's stream after the kernels `launch_async!` queued there and not waited for, so
-    /// the next launch sees it; elsewhere after those kernels, through the runtime. The host
+    /// the next launch sees it; on the host-offload plugin written in place (its memory is this
+    /// process's), on a GPU without the library's stream copied through the runtime. The host
     /// data is left as it was: the device copy is the current value, as after a kernel.
     pub fn write_bytes(&mut self, byte: u8) {
         let (host, bytes) = (self.as_ptr(), self.size_in_bytes());
@@ -291,7 +293,11 @@ impl<T: ?Sized> PreloadMut<'_, T> {
                     stream::exit_with(Error::Library {
                         library: "libomptarget",
                         call: "omp_target_memcpy",
-                        message: format!("could not set the {bytes} bytes of a device copy"),
+                        message: format!(
+                            "could not set the {bytes} bytes of a device copy (its address is \
+                             not mapped on device {}, or the copy failed)",
+                            self.device
+                        ),
                     });
                 }
             }

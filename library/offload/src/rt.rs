@@ -102,8 +102,9 @@ pub(crate) fn mapped_ptr(host: *const u8, device: c_int) -> Option<NonNull<c_voi
 
 /// Sets the `bytes` bytes that host address `host` is mapped to on runtime device `device` to
 /// `byte`: written in place on a host-offload device (whose memory is this process's, as the
-/// plugin's own copies write it), else copied from the host through the runtime, chunk by
-/// chunk. `false` where the address is not mapped there or a copy failed.
+/// plugin's own copies write it; which devices are GPUs is `gpu_ordinal`'s table, which the
+/// launches rely on as well), else copied from the host through the runtime, chunk by chunk.
+/// `false` where the address is not mapped there or a copy failed.
 ///
 /// # Safety
 /// `host..host + bytes` must lie inside one mapping on `device`, which nothing else uses

@@ -145,8 +145,8 @@ pub const fn pad_a(size: usize) -> usize {
 
 /// Padding of the shared rows of B: 16 bytes of 16-bit elements (for `ldmatrix`), and 32 bytes
 /// of 32- and 64-bit ones (read one by one): the four rows of a fragment then start 8 banks
-/// apart, so that a fragment's loads are free of bank conflicts (with 64 bytes, the `f64` rows
-/// `k` and `k + 2` would share their banks).
+/// apart, so that a fragment's loads are free of bank conflicts (64-bit loads are served a
+/// half warp at a time; with 64 bytes, the `f64` rows `k` and `k + 2` would share banks).
 pub const fn pad_b(size: usize) -> usize {
     if size == 2 { 8 } else { 32 / size }
 }

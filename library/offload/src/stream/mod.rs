@@ -12,11 +12,13 @@
 //!    device's stream when a kernel may still run there ([`synchronize_pending`]): the end mapper
 //!    of a guard's Drop, a preload and a synchronous launch never overlap our kernels, so a
 //!    `PreloadMut` copies back the data the last kernel wrote; `sync`, `update` and their
-//!    ranges copy on the stream itself (`updates`), behind the kernels, and each host access to
-//!    a guard's data waits first, so a copy in still reading it is done before the host writes;
+//!    ranges copy on the stream itself (`updates`), behind the kernels, as `write_bytes` fills,
+//!    and each host access to a guard's data waits first, so a copy in still reading it is done
+//!    before the host writes;
 //! 3. the device memory an asynchronous kernel (or a guard's queued fill, `write_bytes`) can
 //!    reach is freed only by those end mappers; a leaked (`mem::forget`) guard leaves its
-//!    mapping, and so the memory its kernels write, allocated for good. (A synchronous launch frees its own arguments' memory after its wait.)
+//!    mapping, and so the memory its kernels write, allocated for good. (A synchronous launch
+//!    frees its own arguments' memory after its wait.)
 //! 4. a copy in that `update` queued reads host memory until the stream reaches it. The guard's
 //!    own host writes wait for it (`PreloadMut::host_settled`); a guard leaked right after ends
 //!    the borrow first. From pageable memory the driver has staged the bytes before the enqueue

@@ -151,7 +151,8 @@ pub fn pending_launches() -> u64 {
         .sum()
 }
 
-/// Waits until every kernel launched asynchronously, on every GPU, has finished.
+/// Waits until every kernel launched asynchronously, on every GPU, has finished, and the copies
+/// and fills guards queued there.
 pub fn synchronize() -> Result<(), Error> {
     let mut first_error = Ok(());
     for ordinal in 0..OPENED.load(Ordering::Acquire) {
