@@ -1,6 +1,5 @@
 //! `Preload` and `PreloadMut`: data kept on the device across launches, guarded by a borrow.
 
-use core::ffi::c_int;
 use core::marker::PhantomData;
 
 use crate::intrinsics::{self, preload_kind, update_direction};
@@ -286,10 +285,8 @@ impl<T: ?Sized> PreloadMut<'_, T> {
             Ok(true) => {}
             Ok(false) => {
                 stream::synchronize_pending_or_exit(self.device);
-                let done =
-                    rt::resolve_device(self.device).ok().and_then(|id| c_int::try_from(id).ok());
                 // SAFETY: as above; the kernels before it are done.
-                if !done.is_some_and(|id| unsafe { rt::fill_mapped(host, bytes, id, byte) }) {
+                if !unsafe { rt::fill_mapped(host, bytes, self.device, byte) } {
                     stream::exit_with(Error::Library {
                         library: "libomptarget",
                         call: "omp_target_memcpy",

@@ -100,16 +100,20 @@ pub(crate) fn mapped_ptr(host: *const u8, device: c_int) -> Option<NonNull<c_voi
     NonNull::new(unsafe { sys::omp_get_mapped_ptr(host.cast(), device) })
 }
 
-/// Sets the `bytes` bytes that host address `host` is mapped to on runtime device `device` to
-/// `byte`: written in place on a host-offload device (whose memory is this process's, as the
-/// plugin's own copies write it; which devices are GPUs is `gpu_ordinal`'s table, which the
-/// launches rely on as well), else copied from the host through the runtime, chunk by chunk.
-/// `false` where the address is not mapped there or a copy failed.
+/// Sets the `bytes` bytes that host address `host` is mapped to on runtime device `device` (-1:
+/// the default) to `byte`: written in place on a host-offload device (whose memory is this
+/// process's, as the plugin's own copies write it; which devices are GPUs is `gpu_ordinal`'s
+/// table, which the launches rely on as well), else copied from the host through the runtime,
+/// chunk by chunk.
+/// `false` where there is no such device, the address is not mapped there or a copy failed.
 ///
 /// # Safety
 /// `host..host + bytes` must lie inside one mapping on `device`, which nothing else uses
 /// meanwhile.
-pub(crate) unsafe fn fill_mapped(host: *const u8, bytes: usize, device: c_int, byte: u8) -> bool {
+pub(crate) unsafe fn fill_mapped(host: *const u8, bytes: usize, device: i64, byte: u8) -> bool {
+    let Some(device) = resolve_device(device).ok().and_then(|id| c_int::try_from(id).ok()) else {
+        return false;
+    };
     let Some(target) = mapped_ptr(host, device) else { return false };
     if usize::try_from(device).ok().and_then(gpu_ordinal).is_none() {
         // SAFETY: the mapping's memory, in this process on a host-offload device (the caller's).
