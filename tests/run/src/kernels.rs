@@ -1,6 +1,6 @@
 //! Kernels shared by the run tests.
 
-use offload::gpu::mma::{self, Tf32};
+use offload::gpu::mma::{self, Tf32, Tf32x3};
 use offload::{DeviceCopy, bf16, f16};
 
 /// Scale and offset applied by `affine`.
@@ -547,7 +547,7 @@ pub fn square(x: &[f32], y: &mut [f32]) {
 /// `c += a * b` on the tensor cores for `n x n` row-major matrices (`n` a multiple of 16),
 /// fragments read straight from device memory: a warp per 16 x 8 tile of `c` (blocks of 32
 /// threads, a grid of `n / 8` x `n / 16`), in steps of the kind's depth.
-#[offload::kernel(instances(bf16, f16, Tf32, f64))]
+#[offload::kernel(instances(bf16, f16, Tf32, Tf32x3, f64))]
 pub fn mma_direct<E: mma::Kind>(n: u32, a: &[E::Elem], b: &[E::Elem], c: &mut [E::Acc]) {
     use offload::gpu::{Matrix, MatrixMut, block_idx_x, block_idx_y};
     let n = n as usize;
@@ -568,7 +568,10 @@ pub fn mma_direct<E: mma::Kind>(n: u32, a: &[E::Elem], b: &[E::Elem], c: &mut [E
 /// read B through its transpose, written to a fifth tile, to test `load_shared_transposed`
 /// (`shared` = 5 tiles of 32 x (32 + CHUNK) elements). Each lane then writes its values as
 /// `entries` gives them, scaled by `alpha` with `map`.
-#[offload::kernel(launch_bounds = 128, instances((bf16, 8), (f16, 8), (Tf32, 4), (f64, 2)))]
+#[offload::kernel(
+    launch_bounds = 128,
+    instances((bf16, 8), (f16, 8), (Tf32, 4), (Tf32x3, 4), (f64, 2))
+)]
 pub fn mma_shared<E: mma::Kind, const CHUNK: usize>(
     n: u32,
     alpha: f32,

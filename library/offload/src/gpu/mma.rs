@@ -10,6 +10,7 @@
 //! | [`bf16`] | `bf16` | 16 | `f32` | `mma.sync.aligned.m16n8k16...f32.bf16.bf16.f32` |
 //! | [`f16`](struct@f16) | `f16` | 16 | `f32` | `mma.sync.aligned.m16n8k16...f32.f16.f16.f32` |
 //! | [`Tf32`] | `f32`, rounded to TF32 (10 bits of significand, to nearest, ties away) | 8 | `f32` | `mma.sync.aligned.m16n8k8...f32.tf32.tf32.f32` |
+//! | [`Tf32x3`] | `f32`, split into two TF32 parts (22 bits of significand) | 8 | `f32` | three `mma.sync.aligned.m16n8k8...f32.tf32.tf32.f32` |
 //! | `f64` | `f64` | 8 | `f64` | `mma.sync.aligned.m16n8k8...f64` on sm_90, four `m8n8k4` before it |
 //!
 //! ```text
@@ -66,7 +67,7 @@ pub const M: usize = 16;
 pub const N: usize = 8;
 
 /// The kind of a product: what A and B hold and what they are summed in (see the module's
-/// table). Implemented for [`bf16`], [`f16`](struct@f16), [`Tf32`] and `f64`.
+/// table). Implemented for [`bf16`], [`f16`](struct@f16), [`Tf32`], [`Tf32x3`] and `f64`.
 pub trait Kind: sealed::Sealed + Copy + 'static {
     /// What A and B are read from memory as.
     type Elem: DeviceCopy + Copy;
@@ -104,11 +105,22 @@ pub trait Kind: sealed::Sealed + Copy + 'static {
 #[derive(Clone, Copy, Debug)]
 pub enum Tf32 {}
 
+/// `f32` on the TF32 tensor cores at about `f32`'s accuracy ("3xTF32"): each operand is split
+/// as it is loaded into a head, itself rounded to TF32, and a tail, the rest rounded to TF32
+/// (22 bits of its significand between them, against TF32's 11), and each step is three TF32
+/// products summed in `f32`: `tail_a * head_b`, `head_a * tail_b`, then `head_a * head_b` (the
+/// tails' product lies below `f32`'s precision). A third of [`Tf32`]'s rate. An infinite
+/// operand is its head alone; finite values that TF32 rounds to infinity (within 2^-11 of
+/// `f32::MAX`) stay infinite, as with [`Tf32`].
+#[derive(Clone, Copy, Debug)]
+pub enum Tf32x3 {}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for crate::bf16 {}
     impl Sealed for crate::f16 {}
     impl Sealed for super::Tf32 {}
+    impl Sealed for super::Tf32x3 {}
     impl Sealed for f64 {}
 }
 
@@ -161,6 +173,42 @@ impl Kind for Tf32 {
     fn __mma(a: &[u32; 4], b: &[u32; 2], c: &mut [f32; 4]) {
         imp::mma_tf32(a, b, c)
     }
+}
+
+impl Kind for Tf32x3 {
+    type Elem = f32;
+    type Acc = f32;
+    const K: usize = 8;
+    /// The head's TF32 bits, then the tail's.
+    type __Unit = [u32; 2];
+    const __PACK: usize = 1;
+    const __LDMATRIX: bool = true;
+    #[inline(always)]
+    fn __unit(lo: f32, _: f32) -> [u32; 2] {
+        split_tf32(lo)
+    }
+    #[inline(always)]
+    fn __from_b32(bits: u32) -> [u32; 2] {
+        split_tf32(f32::from_bits(bits))
+    }
+    const __ZERO: f32 = 0.0;
+    #[inline(always)]
+    fn __mma(a: &[[u32; 2]; 4], b: &[[u32; 2]; 2], c: &mut [f32; 4]) {
+        let (head_a, tail_a) = (a.map(|u| u[0]), a.map(|u| u[1]));
+        let (head_b, tail_b) = (b.map(|u| u[0]), b.map(|u| u[1]));
+        imp::mma_tf32(&tail_a, &head_b, c);
+        imp::mma_tf32(&head_a, &tail_b, c);
+        imp::mma_tf32(&head_a, &head_b, c);
+    }
+}
+
+/// `x` as TF32 head and tail (see [`Tf32x3`]): `x - head` is exact in `f32` (at most the 13
+/// bits TF32 leaves out); where it is not a number (`x` infinite), the tail is 0.
+#[inline(always)]
+fn split_tf32(x: f32) -> [u32; 2] {
+    let head = imp::to_tf32(x.to_bits());
+    let rest = x - f32::from_bits(head);
+    [head, if rest.is_nan() { 0 } else { imp::to_tf32(rest.to_bits()) }]
 }
 
 impl Kind for f64 {

@@ -41,3 +41,27 @@ pub fn mma_tf32_f64(a: &[f32], d: &[f64], c: &mut [f32], e: &mut [f64]) {
     mma::mma(&FragmentA::load(&d, 0, 0), &FragmentB::load(&d, 8, 0), &mut acc);
     acc.store(&mut MatrixMut::new(e, 16, 8), 0, 0);
 }
+
+// 3xTF32: A's raw f32 bits by `ldmatrix`, each element split into a head and a tail (two
+// roundings, a subtraction between them), and three TF32 products, the head's last.
+// CHECK-LABEL: .entry mma_tf32x3_shared(
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK: cvt.rna.tf32.f32
+// CHECK: sub.rn.f32
+// CHECK: cvt.rna.tf32.f32
+// CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// CHECK-NOT: {{cvt|ld}}
+// CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// CHECK-NOT: {{cvt|ld}}
+// CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// CHECK-NOT: mma.sync
+// CHECK: ret;
+#[offload::kernel]
+pub fn mma_tf32x3_shared(c: &mut [f32]) {
+    use offload::gpu::mma::Tf32x3;
+    let tiles = shared_array::<f32, { 16 * 12 + 8 * 12 }>();
+    let (a, b) = (tiles.matrix(0, 16, 8, 12), tiles.matrix(16 * 12, 8, 8, 12));
+    let mut acc = Accumulator::<Tf32x3>::zero();
+    mma::mma(&FragmentA::load_shared(&a, 0, 0), &FragmentB::load_shared(&b, 0, 0), &mut acc);
+    acc.store(&mut MatrixMut::new(c, 16, 8), 0, 0);
+}

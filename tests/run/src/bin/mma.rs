@@ -1,12 +1,13 @@
-//! Matrix products on the tensor cores (`offload::gpu::mma`) in bf16, f16, TF32 and f64, each
-//! against a product on the CPU in f64 over the same inputs as the kernel sees them (rounded to
-//! the format first), within what accumulating in the kind's type allows: straight from device
-//! memory into an accumulator loaded from `c` (`c += a * b`), and through shared memory filled
-//! by `copy_async` and read with `ldmatrix` (`c = alpha * a * b`). The TF32 inputs are rounded
-//! by the test as the tensor cores round them (to nearest, ties away): a product of inputs
-//! rounded any other way would miss by far more than the tolerance.
-//@ run: => h2d=24 d2h=8
-//@ run: => h2d=24 d2h=8 env=OFFLOAD_HOST_THREADS=3
+//! Matrix products on the tensor cores (`offload::gpu::mma`) in bf16, f16, TF32, 3xTF32 and
+//! f64, each against a product on the CPU in f64 over the same inputs as the kernel sees them
+//! (rounded to the format first; for 3xTF32 the `f32` inputs themselves), within what
+//! accumulating in the kind's type allows: straight from device memory into an accumulator
+//! loaded from `c` (`c += a * b`), and through shared memory filled by `copy_async` and read
+//! with `ldmatrix` (`c = alpha * a * b`). The TF32 inputs are rounded by the test as the tensor
+//! cores round them (to nearest, ties away): a product of inputs rounded any other way would
+//! miss by far more than the tolerance.
+//@ run: => h2d=30 d2h=10
+//@ run: => h2d=30 d2h=10 env=OFFLOAD_HOST_THREADS=3
 
 #[path = "../inputs.rs"]
 mod inputs;
@@ -15,7 +16,7 @@ mod inputs;
 mod kernels;
 
 use inputs::values;
-use offload::gpu::mma::Tf32;
+use offload::gpu::mma::{Tf32, Tf32x3};
 use offload::{bf16, f16};
 
 const N: usize = 64;
@@ -114,6 +115,10 @@ fn main() -> Result<(), offload::Error> {
     run!(bf16, 8, case("bf16", |x| bf16::from_f32(x as f32), |x: bf16| x.to_f64(), 1e-6), f32);
     run!(f16, 8, case("f16", |x| f16::from_f32(x as f32), |x: f16| x.to_f64(), 1e-6), f32);
     run!(Tf32, 4, case("tf32", |x| x as f32, tf32, 1e-6), f32);
+    // 3xTF32 against the f32 inputs themselves: per product, the tails' product and their
+    // rounding miss by at most 2^-21 of it; with 3 roundings to f32 per step of 8 (24 for 64
+    // products), within 2e-6. Plain TF32 would miss by about 2^-11 (5e-4).
+    run!(Tf32x3, 4, case("tf32x3", |x| x as f32, f64::from, 4e-6), f32);
     run!(f64, 2, case("f64", |x| x, |x: f64| x, 1e-14), f64);
     println!("ok");
     Ok(())
