@@ -5,11 +5,12 @@
 //! algorithm), `bf16_gemm_docs` (docs/KERNELS.md's), and for each kind every tiling tried
 //! (`bf16_gemm_128x128x64s3w4`: block tile, stages and warps; `bf16_gemm_wgmma_128x256x64s4g2`
 //! on `wgmma`: block tile, stages and warpgroups) and the best of them
-//! (`bf16_gemm`, `f16_gemm`, `tf32_gemm`, `dgemm`). `offload-blas`'s GEMM on the same guards
+//! (`bf16_gemm`, `f16_gemm`, `tf32_gemm`, `sgemm_tf32x3`: f32 at f32's accuracy in three TF32
+//! products, `dgemm`). `offload-blas`'s GEMM on the same guards
 //! (`bf16_gemm_blas`, `sgemm_blas`, `dgemm_blas`: cuBLAS on the library's stream) measures what
 //! the wrapper costs against cuBLAS called directly.
 
-use offload::gpu::mma::{Kind, Tf32};
+use offload::gpu::mma::{Kind, Tf32, Tf32x3};
 use offload::{Preload, PreloadMut, bf16, f16, preload, preload_mut};
 
 use crate::kernels::tensor as k;
@@ -191,7 +192,15 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("tf32_gemm"), 1e-2)?;
     drop(ops);
+    // 3xTF32 and offload-blas's SGEMM: f32 products, checked against the f32 inputs as they
+    // are, as cuBLAS's SGEMM is.
     let ops = operands(&a, &b, f64::from);
+    let tilings = [
+        gemm!(Tf32x3, "tf32x3", n, (4, 2, 4, 4, 4, 32, 3)),
+        gemm!(Tf32x3, "tf32x3", n, (4, 2, 4, 4, 4, 32, 4)),
+        gemm!(Tf32x3, "tf32x3", n, (4, 2, 2, 4, 4, 32, 3)),
+    ];
+    ok &= measure(n, reps, &ops, &tilings, Some("sgemm_tf32x3"), 1e-4)?;
     let tilings = [blas::<f32>("sgemm_blas", n, (1.0, 0.0))];
     ok &= measure(n, reps, &ops, &tilings, None, 1e-4)?;
     drop(ops);

@@ -3,7 +3,7 @@
 //! `offload::gpu::wgmma`.
 
 use offload::gpu::async_copy;
-use offload::gpu::mma::{self, Accumulator, FragmentA, FragmentB, Kind, Tf32};
+use offload::gpu::mma::{self, Accumulator, FragmentA, FragmentB, Kind, Tf32, Tf32x3};
 use offload::gpu::wgmma::{self, Tile};
 use offload::gpu::{self, Matrix, MatrixMut, shared, shared_array, sync_threads};
 use offload::{bf16, f16};
@@ -158,13 +158,13 @@ pub const fn gemm_shared(bm: usize, bn: usize, bk: usize, stages: usize, size: u
 }
 
 /// `c = a * b` for `n x n` row-major matrices on the tensor cores: bf16, f16 or f32 rounded to
-/// TF32, summed in f32, or f64 (the FP64 tensor cores), `n` a multiple of the block tile. Blocks of `WARPS_M x WARPS_N`
-/// warps (at most 8), each warp `16 FM x 8 FN` of `c`, so a block `BM = 16 FM WARPS_M` by
-/// `BN = 8 FN WARPS_N`. A and B go to shared memory by `copy_async_from` in pieces of `CHUNK`
-/// elements (16 bytes), `STAGES` k-tiles of `BK` in flight, and from there to the tensor cores
-/// by `ldmatrix` (B of TF32 element by element), each step's fragments loaded while the step
-/// before multiplies. A grid of `n / BN` x `n / BM`, `shared = gemm_shared(BM, BN, BK, STAGES,
-/// element size)`.
+/// TF32 (or split in two TF32 parts, 3xTF32), summed in f32, or f64 (the FP64 tensor cores),
+/// `n` a multiple of the block tile. Blocks of `WARPS_M x WARPS_N` warps (at most 8), each warp
+/// `16 FM x 8 FN` of `c`, so a block `BM = 16 FM WARPS_M` by `BN = 8 FN WARPS_N`. A and B go to
+/// shared memory by `copy_async_from` in pieces of `CHUNK` elements (16 bytes), `STAGES`
+/// k-tiles of `BK` in flight, and from there to the tensor cores by `ldmatrix` (B of TF32
+/// element by element), each step's fragments loaded while the step before multiplies. A grid
+/// of `n / BN` x `n / BM`, `shared = gemm_shared(BM, BN, BK, STAGES, element size)`.
 #[offload::kernel(
     launch_bounds = 256,
     instances(
@@ -173,6 +173,9 @@ pub const fn gemm_shared(bm: usize, bn: usize, bk: usize, stages: usize, size: u
         (f16, 8, 2, 2, 4, 8, 64, 3),
         (Tf32, 4, 2, 2, 4, 8, 32, 3),
         (Tf32, 4, 2, 4, 4, 8, 32, 3),
+        (Tf32x3, 4, 2, 4, 4, 4, 32, 3),
+        (Tf32x3, 4, 2, 4, 4, 4, 32, 4),
+        (Tf32x3, 4, 2, 2, 4, 4, 32, 3),
         (f64, 2, 2, 4, 2, 4, 32, 3),
         (f64, 2, 2, 4, 2, 4, 32, 4),
         (f64, 2, 2, 4, 2, 4, 16, 3),
