@@ -47,12 +47,12 @@ pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 // CHECK-NEXT: [[Y_BYTES:%[0-9]+]] = shl nuw nsw i64 %ys.1, 2
 // CHECK-NEXT: [[Y_LEN:%[^ ]+]] = inttoptr i64 %ys.1 to ptr
 
-// The slots the library checks (32 bytes each: kind, value, size, and the bytes the mappers
-// map, `Slot::map`, the size until the library maps the data itself): `x` is the second slot,
-// `y` the fourth.
-// CHECK: [[X_MAP_AT:%[^ ]+]] = getelementptr inbounds nuw i8, ptr [[SLOTS:%[^,]+]], i64 56
+// The slots the library checks (40 bytes each: kind, value, size, the bytes the mappers map,
+// `Slot::map`, the size until the library maps the data itself, and the device address a
+// guard found, `Slot::mapped`): `x` is the second slot, `y` the fourth.
+// CHECK: [[X_MAP_AT:%[^ ]+]] = getelementptr inbounds nuw i8, ptr [[SLOTS:%[^,]+]], i64 64
 // CHECK-NEXT: store i64 [[X_BYTES]], ptr [[X_MAP_AT]], align 8
-// CHECK: [[Y_MAP_AT:%[^ ]+]] = getelementptr inbounds nuw i8, ptr [[SLOTS]], i64 120
+// CHECK: [[Y_MAP_AT:%[^ ]+]] = getelementptr inbounds nuw i8, ptr [[SLOTS]], i64 144
 // CHECK-NEXT: store i64 [[Y_BYTES]], ptr [[Y_MAP_AT]], align 8
 
 // Before the runtime sees them, the library checks the mapped ranges among the five argument

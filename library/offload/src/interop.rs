@@ -80,21 +80,6 @@ pub trait AsDevicePtrMut<T: ?Sized>: AsDevicePtr<T> {
     fn device_ptr_mut(&mut self) -> DevicePtrMut<'_, T>;
 }
 
-/// The device address that host range `host..host+bytes`, mapped on runtime device `device`
-/// by a live guard, has there (0 for an empty range, which is not mapped).
-fn lookup(host: *const u8, bytes: usize, device: i64) -> u64 {
-    if bytes == 0 {
-        return 0;
-    }
-    // A guard's device is one of the runtime's, numbered from 0.
-    let id = i32::try_from(device).unwrap_or(i32::MAX);
-    // The guard's mapping lasts as long as the guard: only its end mapper (or `reclaim`, which
-    // needs the data `&mut`, so no guard) removes it.
-    let mapped = crate::rt::mapped_ptr(host, id)
-        .unwrap_or_else(|| panic!("offload: a live guard's data is not mapped on device {device}"));
-    mapped.as_ptr() as usize as u64
-}
-
 macro_rules! device_ptrs {
     ($name:ident) => {
         impl<T: ?Sized> $name<'_, T> {
@@ -131,51 +116,71 @@ macro_rules! device_ptrs {
 device_ptrs!(DevicePtr);
 device_ptrs!(DevicePtrMut);
 
-/// A [`DevicePtr`] of `bytes` at host address `host`, mapped on runtime device `device`.
-fn shared<'a, T: ?Sized>(host: *const u8, bytes: usize, device: i64) -> DevicePtr<'a, T> {
-    let addr = lookup(host, bytes, device);
-    DevicePtr { addr, bytes, device: Device::from_runtime_id(device), _guard: PhantomData }
+/// A [`DevicePtr`] of `bytes` at device address `addr` (the guard's, found when it mapped
+/// the data) on runtime device `device`.
+fn shared<'a, T: ?Sized>(addr: u64, bytes: usize, device: i64) -> DevicePtr<'a, T> {
+    DevicePtr {
+        addr: checked(addr, bytes, device),
+        bytes,
+        device: Device::from_runtime_id(device),
+        _guard: PhantomData,
+    }
 }
 
-/// A [`DevicePtrMut`] of `bytes` at host address `host`, mapped on runtime device `device`.
-fn unique<'a, T: ?Sized>(host: *const u8, bytes: usize, device: i64) -> DevicePtrMut<'a, T> {
-    let addr = lookup(host, bytes, device);
-    DevicePtrMut { addr, bytes, device: Device::from_runtime_id(device), _guard: PhantomData }
+/// A [`DevicePtrMut`] of `bytes` at device address `addr` on runtime device `device`.
+fn unique<'a, T: ?Sized>(addr: u64, bytes: usize, device: i64) -> DevicePtrMut<'a, T> {
+    DevicePtrMut {
+        addr: checked(addr, bytes, device),
+        bytes,
+        device: Device::from_runtime_id(device),
+        _guard: PhantomData,
+    }
+}
+
+/// `addr`, which a live guard found for its data when it mapped it, or 0 for no bytes (empty
+/// data is not mapped). The guard's mapping lasts as long as the guard: only its end mapper (or
+/// `reclaim`, which needs the data `&mut`, so no guard) removes it.
+fn checked(addr: u64, bytes: usize, device: i64) -> u64 {
+    if bytes == 0 {
+        return 0;
+    }
+    assert!(addr != 0, "offload: a live guard's data is not mapped on device {device}");
+    addr
 }
 
 impl<T: ?Sized> AsDevicePtr<T> for Preload<'_, T> {
     fn device_ptr(&self) -> DevicePtr<'_, T> {
-        shared(self.as_ptr(), self.size_in_bytes(), self.device())
+        shared(self.mapped(), self.size_in_bytes(), self.device())
     }
 }
 
 impl<T: ?Sized> AsDevicePtr<T> for PreloadMut<'_, T> {
     fn device_ptr(&self) -> DevicePtr<'_, T> {
-        shared(self.as_ptr(), self.size_in_bytes(), self.device())
+        shared(self.mapped(), self.size_in_bytes(), self.device())
     }
 }
 
 impl<T: ?Sized> AsDevicePtrMut<T> for PreloadMut<'_, T> {
     fn device_ptr_mut(&mut self) -> DevicePtrMut<'_, T> {
-        unique(self.as_ptr(), self.size_in_bytes(), self.device())
+        unique(self.mapped(), self.size_in_bytes(), self.device())
     }
 }
 
 impl<T> AsDevicePtr<[T]> for PresentSlice<'_, T> {
     fn device_ptr(&self) -> DevicePtr<'_, [T]> {
-        shared(self.as_ptr().cast(), size_of::<T>() * self.len(), self.device())
+        shared(self.mapped(), size_of::<T>() * self.len(), self.device())
     }
 }
 
 impl<T> AsDevicePtr<[T]> for PresentSliceMut<'_, T> {
     fn device_ptr(&self) -> DevicePtr<'_, [T]> {
-        shared(self.as_ptr().cast(), size_of::<T>() * self.len(), self.device())
+        shared(self.mapped(), size_of::<T>() * self.len(), self.device())
     }
 }
 
 impl<T> AsDevicePtrMut<[T]> for PresentSliceMut<'_, T> {
     fn device_ptr_mut(&mut self) -> DevicePtrMut<'_, [T]> {
-        unique(self.as_ptr().cast(), size_of::<T>() * self.len(), self.device())
+        unique(self.mapped(), size_of::<T>() * self.len(), self.device())
     }
 }
 

@@ -27,7 +27,8 @@ pub mod param {
 ///
 /// # Safety
 /// `KIND` must describe `address()` truthfully: `PRESENT` only for data a live guard keeps
-/// mapped, the map kinds only for borrows that last the whole launch. `NO_PADDING` must fail
+/// mapped, the map kinds only for borrows that last the whole launch. `mapped()`, where not 0,
+/// must be that data's device address on `device()` for as long as the argument lives. `NO_PADDING` must fail
 /// to evaluate where the data has padding (the data's [`DeviceCopy::NO_PADDING`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed to a kernel parameter of this type",
@@ -55,6 +56,13 @@ pub unsafe trait KernelArg<P> {
     #[inline(always)]
     fn device(&self) -> i64 {
         ANY_DEVICE
+    }
+    /// For `PRESENT` data: its device address on [`device`](Self::device), where the argument
+    /// knows it (a guard asks the runtime once, when it maps the data); 0 where it does not,
+    /// and the launch then asks.
+    #[inline(always)]
+    fn mapped(&self) -> u64 {
+        0
     }
 }
 
@@ -121,7 +129,7 @@ impl<T> Elements for T {
 }
 
 macro_rules! impl_kernel_arg {
-    ($param:ident, $kind:expr, [$($lt:lifetime),*] $ty:ty, |$s:ident| $data:expr $(, device $dev:expr)?) => {
+    ($param:ident, $kind:expr, [$($lt:lifetime),*] $ty:ty, |$s:ident| $data:expr $(, device $dev:expr, mapped $mapped:expr)?) => {
         unsafe impl<$($lt,)* T: ?Sized + DeviceCopy + Elements> KernelArg<param::$param<T>> for $ty {
             const KIND: i64 = $kind;
             const NO_PADDING: () = T::NO_PADDING;
@@ -146,6 +154,11 @@ macro_rules! impl_kernel_arg {
                     let $s = self;
                     $dev
                 }
+                #[inline(always)]
+                fn mapped(&self) -> u64 {
+                    let $s = self;
+                    $mapped
+                }
             )?
         }
     };
@@ -154,12 +167,12 @@ macro_rules! impl_kernel_arg {
 // `&T` parameters.
 impl_kernel_arg!(Ref, arg_kind::MAP_TO, ['r] &'r T, |s| &**s);
 impl_kernel_arg!(Ref, arg_kind::MAP_TO, ['r] &'r mut T, |s| &**s);
-impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r Preload<'a, T>, |s| s.host(), device Preload::device(*s));
-impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r PreloadMut<'a, T>, |s| unsafe { s.device_view() }, device PreloadMut::device(*s));
-impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() }, device PreloadMut::device(&**s));
+impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r Preload<'a, T>, |s| s.host(), device Preload::device(*s), mapped Preload::mapped(*s));
+impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r PreloadMut<'a, T>, |s| unsafe { s.device_view() }, device PreloadMut::device(*s), mapped PreloadMut::mapped(*s));
+impl_kernel_arg!(Ref, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() }, device PreloadMut::device(&**s), mapped PreloadMut::mapped(&**s));
 // `&mut T` parameters.
 impl_kernel_arg!(Mut, arg_kind::MAP_TO_FROM, ['r] &'r mut T, |s| &**s);
-impl_kernel_arg!(Mut, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() }, device PreloadMut::device(&**s));
+impl_kernel_arg!(Mut, arg_kind::PRESENT, ['r, 'a] &'r mut PreloadMut<'a, T>, |s| unsafe { s.device_view() }, device PreloadMut::device(&**s), mapped PreloadMut::mapped(&**s));
 
 /// Ranges of preloaded slices: present, no copies.
 macro_rules! impl_present_range {
@@ -182,6 +195,10 @@ macro_rules! impl_present_range {
             #[inline(always)]
             fn device(&self) -> i64 {
                 (**self).device()
+            }
+            #[inline(always)]
+            fn mapped(&self) -> u64 {
+                (**self).mapped()
             }
         }
     };
@@ -236,6 +253,10 @@ macro_rules! impl_present_region {
             #[inline(always)]
             fn device(&self) -> i64 {
                 KernelArg::<param::Mut<[T]>>::device(self)
+            }
+            #[inline(always)]
+            fn mapped(&self) -> u64 {
+                KernelArg::<param::Mut<[T]>>::mapped(self)
             }
         }
         // SAFETY: `PRESENT`, as the `&mut [T]` parameter's impl it forwards to.

@@ -13,6 +13,8 @@ pub struct PresentSlice<'a, T> {
     data: *const T,
     len: usize,
     device: i64,
+    /// The range's device address, 0 where the guard's data is empty.
+    mapped: u64,
     _borrow: PhantomData<&'a [T]>,
 }
 
@@ -21,7 +23,15 @@ pub struct PresentSliceMut<'a, T> {
     data: *mut T,
     len: usize,
     device: i64,
+    /// The range's device address, 0 where the guard's data is empty.
+    mapped: u64,
     _borrow: PhantomData<&'a mut [T]>,
+}
+
+/// The device address of element `start` of a guard's slice whose first element is at
+/// `mapped` (0, for an empty guard, stays 0: the launches then ask the runtime).
+fn element_address<T>(mapped: u64, start: usize) -> u64 {
+    if mapped == 0 { 0 } else { mapped + (start * size_of::<T>()) as u64 }
 }
 
 /// `range` within `0..len`, as `(start, end)`; panics like slice indexing when outside.
@@ -63,6 +73,7 @@ impl<T: DeviceCopy> Preload<'_, [T]> {
             data: self.host()[start..end].as_ptr(),
             len: end - start,
             device: self.device(),
+            mapped: element_address::<T>(self.mapped(), start),
             _borrow: PhantomData,
         }
     }
@@ -90,6 +101,7 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
             data: all[start..end].as_ptr(),
             len: end - start,
             device: self.device(),
+            mapped: element_address::<T>(self.mapped(), start),
             _borrow: PhantomData,
         }
     }
@@ -105,6 +117,7 @@ impl<T: DeviceCopy> PreloadMut<'_, [T]> {
             data: all[start..end].as_ptr().cast_mut(),
             len: end - start,
             device: self.device(),
+            mapped: element_address::<T>(self.mapped(), start),
             _borrow: PhantomData,
         }
     }
@@ -165,6 +178,9 @@ macro_rules! range_accessors {
             }
             pub(crate) fn device(&self) -> i64 {
                 self.device
+            }
+            pub(crate) fn mapped(&self) -> u64 {
+                self.mapped
             }
             /// Elements in the range.
             pub fn len(&self) -> usize {

@@ -110,10 +110,15 @@ pub(super) fn host_launcher(
         }
         devices.push(quote!(#arg_trait::device(&#arg)));
         let kind = quote!(<#ty as ::offload::KernelArg<#shape>>::KIND);
-        slots.push((kind, quote!(#arg_trait::address(&#arg)), quote!(#arg_trait::size(&#arg))));
+        slots.push((
+            kind,
+            quote!(#arg_trait::address(&#arg)),
+            quote!(#arg_trait::size(&#arg)),
+            quote!(#arg_trait::mapped(&#arg)),
+        ));
         if let Shape::Slice { .. } | Shape::Region { .. } = param.shape {
             let len = quote!(::core::ptr::without_provenance(#arg_trait::elements(&#arg)));
-            slots.push((literal.clone(), len, quote!(8)));
+            slots.push((literal.clone(), len, quote!(8), quote!(0)));
         }
         args.push((ty, arg));
     }
@@ -122,7 +127,7 @@ pub(super) fn host_launcher(
     let n_slots = slots.len();
     let launch_slots: Vec<TokenStream> = slots
         .iter()
-        .map(|(kind, value, size)| quote!(#p::Slot::new(#kind, #value, #size)))
+        .map(|(kind, value, size, mapped)| quote!(#p::Slot::new(#kind, #value, #size, #mapped)))
         .collect();
     // The marker's parameters, a triple per slot, the geometry's first; and its arguments in the
     // launch, the kinds constants.
@@ -137,7 +142,7 @@ pub(super) fn host_launcher(
     let marker_args: Vec<TokenStream> = slots
         .iter()
         .enumerate()
-        .map(|(i, (kind, value, size))| quote!(#kind, #value, slots[#i].marker_size(#kind, #size)))
+        .map(|(i, (kind, value, size, _))| quote!(#kind, #value, slots[#i].marker_size(#kind, #size)))
         .collect();
     let marker_args = quote!(#literal, geometry_slot, 8, #(#marker_args),*);
     // A block larger than the kernel's launch bounds would not launch on a GPU (the cubin is

@@ -30,13 +30,17 @@ pub struct Slot {
     /// launch, as part of one range that overlapping `&T` arguments share
     /// (`crate::launch::check_mapped`): its address is then found inside that range.
     pub map: i64,
+    /// For `PRESENT` data, its device address where the argument knew it
+    /// (`KernelArg::mapped`), else 0: the launch asks the runtime.
+    pub mapped: u64,
 }
 
 impl Slot {
-    /// A slot whose data, if the launch maps it, is mapped as it is.
+    /// A slot whose data, if the launch maps it, is mapped as it is; `mapped` as
+    /// [`Slot::mapped`].
     #[inline(always)]
-    pub const fn new(kind: i64, value: *const u8, size: i64) -> Slot {
-        Slot { kind, value, size, map: size }
+    pub const fn new(kind: i64, value: *const u8, size: i64, mapped: u64) -> Slot {
+        Slot { kind, value, size, map: size, mapped }
     }
 
     /// The launch marker's size operand of this slot, of kind `kind` and size `size` (the
@@ -224,7 +228,7 @@ unsafe fn enqueue_around(
 /// A kernel's parameter values: `dyn_ptr` (null), the geometry slot (which the nvptx entry
 /// ignores: the hardware has the geometry), then one per slot: a scalar's bits, null for empty
 /// data, the launch's own memory for the slot (`own[i]`) where it has some, else the device
-/// address of the runtime's mapping of present data.
+/// address of present data: its guard's ([`Slot::mapped`]), or the runtime's mapping's.
 ///
 /// # Safety
 /// Each slot without memory of its own must be data mapped on runtime device `id`.
@@ -242,6 +246,8 @@ unsafe fn parameters(
             arg_kind::PRESENT | arg_kind::MAP_TO | arg_kind::MAP_TO_FROM if slot.size == 0 => 0,
             arg_kind::PRESENT | arg_kind::MAP_TO | arg_kind::MAP_TO_FROM => match own.get(i) {
                 Some(&Some(device)) => device,
+                // Found when its guard mapped it, on the launch's device (`check_devices`).
+                _ if slot.kind == arg_kind::PRESENT && slot.mapped != 0 => slot.mapped,
                 _ => {
                     let mapped = crate::rt::mapped_ptr(slot.value, id as c_int)
                         .ok_or(Error::NotPresent { kernel })?;
