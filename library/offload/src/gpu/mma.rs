@@ -208,7 +208,10 @@ impl Kind for Tf32x3 {
 fn split_tf32(x: f32) -> [u32; 2] {
     let head = imp::to_tf32(x.to_bits());
     let rest = x - f32::from_bits(head);
-    [head, if rest.is_nan() { 0 } else { imp::to_tf32(rest.to_bits()) }]
+    // Rounded whatever it is, then chosen: a select, where a conditional rounding would be a
+    // branch (the conversion is an `asm!` block, which the compiler does not speculate).
+    let tail = imp::to_tf32(rest.to_bits());
+    [head, if rest.is_nan() { 0 } else { tail }]
 }
 
 impl Kind for f64 {
