@@ -199,6 +199,7 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
         gemm!(Tf32x3, "tf32x3", n, (4, 2, 4, 4, 4, 32, 3)),
         gemm!(Tf32x3, "tf32x3", n, (4, 2, 4, 4, 4, 32, 4)),
         gemm!(Tf32x3, "tf32x3", n, (4, 2, 2, 4, 4, 32, 3)),
+        gemm!(Tf32x3, "tf32x3", n, (4, 2, 2, 4, 8, 32, 3)),
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("sgemm_tf32x3"), 1e-4)?;
     let tilings = [blas::<f32>("sgemm_blas", n, (1.0, 0.0))];

@@ -105,13 +105,15 @@ pub trait Kind: sealed::Sealed + Copy + 'static {
 #[derive(Clone, Copy, Debug)]
 pub enum Tf32 {}
 
-/// `f32` on the TF32 tensor cores at about `f32`'s accuracy ("3xTF32"): each operand is split
-/// as it is loaded into a head, itself rounded to TF32, and a tail, the rest rounded to TF32
-/// (22 bits of its significand between them, against TF32's 11), and each step is three TF32
-/// products summed in `f32`: `tail_a * head_b`, `head_a * tail_b`, then `head_a * head_b` (the
-/// tails' product lies below `f32`'s precision). A third of [`Tf32`]'s rate. An infinite
-/// operand is its head alone; finite values that TF32 rounds to infinity (within 2^-11 of
-/// `f32::MAX`) stay infinite, as with [`Tf32`].
+/// `f32` on the TF32 tensor cores at about `f32`'s accuracy ("3xTF32"): each operand is split,
+/// as it is multiplied, into a head, itself rounded to TF32, and a tail, the rest (exact in
+/// `f32`), of which the tensor cores read the TF32 part (about 21 bits of significand between
+/// them, against TF32's 11), and each step is three TF32 products summed in `f32`: `tail_a * head_b`,
+/// `head_a * tail_b`, then `head_a * head_b` (the tails' product lies below `f32`'s precision).
+/// A third of [`Tf32`]'s rate. NaN operands give NaN, and so do infinite ones (and finite ones
+/// that TF32 rounds to infinity, the top 2^-12 of `f32`'s range) in the products they enter:
+/// their tail is infinity minus itself, or minus infinity. Use [`Tf32`] or `f32` where
+/// infinities must go through.
 #[derive(Clone, Copy, Debug)]
 pub enum Tf32x3 {}
 
@@ -179,21 +181,23 @@ impl Kind for Tf32x3 {
     type Elem = f32;
     type Acc = f32;
     const K: usize = 8;
-    /// The head's TF32 bits, then the tail's.
-    type __Unit = [u32; 2];
+    /// The `f32` bits, split where they are multiplied: a fragment held for the next step
+    /// takes one register a unit, not two, and the compiler splits each unit once.
+    type __Unit = u32;
     const __PACK: usize = 1;
     const __LDMATRIX: bool = true;
     #[inline(always)]
-    fn __unit(lo: f32, _: f32) -> [u32; 2] {
-        split_tf32(lo)
+    fn __unit(lo: f32, _: f32) -> u32 {
+        lo.to_bits()
     }
     #[inline(always)]
-    fn __from_b32(bits: u32) -> [u32; 2] {
-        split_tf32(f32::from_bits(bits))
+    fn __from_b32(bits: u32) -> u32 {
+        bits
     }
     const __ZERO: f32 = 0.0;
     #[inline(always)]
-    fn __mma(a: &[[u32; 2]; 4], b: &[[u32; 2]; 2], c: &mut [f32; 4]) {
+    fn __mma(a: &[u32; 4], b: &[u32; 2], c: &mut [f32; 4]) {
+        let (a, b) = (a.map(split_tf32), b.map(split_tf32));
         let (head_a, tail_a) = (a.map(|u| u[0]), a.map(|u| u[1]));
         let (head_b, tail_b) = (b.map(|u| u[0]), b.map(|u| u[1]));
         imp::mma_tf32(&tail_a, &head_b, c);
@@ -202,16 +206,15 @@ impl Kind for Tf32x3 {
     }
 }
 
-/// `x` as TF32 head and tail (see [`Tf32x3`]): `x - head` is exact in `f32` (at most the 13
-/// bits TF32 leaves out); where it is not a number (`x` infinite), the tail is 0.
+/// `f32` bits as TF32 head and tail (see [`Tf32x3`]): the head rounded to nearest (ties away, as
+/// `cvt.rna.tf32.f32`) in the bits, then `x - head`, exact in `f32` (at most the 13 bits TF32
+/// leaves out), its low bits left for the tensor cores to drop. Three instructions, where two
+/// conversions and a choice on infinity took eleven: beside three products, the split's cost
+/// decides 3xTF32's speed.
 #[inline(always)]
-fn split_tf32(x: f32) -> [u32; 2] {
-    let head = imp::to_tf32(x.to_bits());
-    let rest = x - f32::from_bits(head);
-    // Rounded whatever it is, then chosen: a select, where a conditional rounding would be a
-    // branch (the conversion is an `asm!` block, which the compiler does not speculate).
-    let tail = imp::to_tf32(rest.to_bits());
-    [head, if rest.is_nan() { 0 } else { tail }]
+fn split_tf32(bits: u32) -> [u32; 2] {
+    let head = bits.wrapping_add(0x1000) & !0x1fff;
+    [head, (f32::from_bits(bits) - f32::from_bits(head)).to_bits()]
 }
 
 impl Kind for f64 {
@@ -618,6 +621,33 @@ mod tests {
     fn a_tile_past_its_matrix_panics() {
         let a = [bf16::ZERO; 20 * 16];
         FragmentA::<bf16>::load(&Matrix::new(&a, 20, 16), 8, 0);
+    }
+
+    #[test]
+    fn tf32_split_is_exact_to_21_bits() {
+        let mut x = 1.0f32;
+        for i in 0..20_000u32 {
+            // Values across the exponent range, signs and rounding cases (ties included).
+            x = f32::from_bits(x.to_bits().wrapping_mul(2_654_435_761).rotate_left(7) ^ i);
+            if !x.is_finite() || x.abs() > f32::MAX / 2.0 {
+                continue;
+            }
+            let [head, tail] = split_tf32(x.to_bits());
+            assert_eq!(head & 0x1fff, 0, "{x:e}");
+            let (head, tail) = (f32::from_bits(head), f32::from_bits(tail));
+            assert_eq!(f64::from(head) + f64::from(tail), f64::from(x), "{x:e}");
+            // What the tensor cores read of the tail, TF32 truncated, misses by < 2^-21 of x
+            // (or, where the tail is subnormal, by less than TF32's spacing there, 2^-136).
+            let read = f32::from_bits(tail.to_bits() & !0x1fff);
+            let miss = (f64::from(head) + f64::from(read) - f64::from(x)).abs();
+            let bound = (f64::from(x).abs() * 2f64.powi(-21)).max(2f64.powi(-136));
+            assert!(miss <= bound, "{x:e}: {miss:e}");
+        }
+        assert_eq!(split_tf32(0x8000_0000), [0x8000_0000, 0]); // -0
+        for x in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::from_bits(0x7f80_0001)] {
+            let [head, tail] = split_tf32(x.to_bits());
+            assert!(f32::from_bits(tail).is_nan(), "{x}: head {head:#x}, tail {tail:#x}");
+        }
     }
 
     #[test]

@@ -42,13 +42,17 @@ pub fn mma_tf32_f64(a: &[f32], d: &[f64], c: &mut [f32], e: &mut [f64]) {
     acc.store(&mut MatrixMut::new(e, 16, 8), 0, 0);
 }
 
-// 3xTF32: A's raw f32 bits by `ldmatrix`, each element split into a head and a tail (two
-// roundings, a subtraction between them), and three TF32 products, the head's last.
+// 3xTF32: A's raw f32 bits by `ldmatrix`, each element split into a head (rounded in its
+// bits: an add and a mask, no conversion) and a tail (a subtraction, nothing chosen), and three
+// TF32 products, the head's last.
 // CHECK-LABEL: .entry mma_tf32x3_shared(
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK: cvt.rna.tf32.f32
+// CHECK-NOT: {{cvt|selp|bra}}
+// CHECK: add.s32 {{%r[0-9]+}}, {{%r[0-9]+}}, 4096;
+// CHECK: and.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, -8192;
+// CHECK-NOT: {{cvt|selp|bra}}
 // CHECK: sub.rn.f32
-// CHECK: cvt.rna.tf32.f32
+// CHECK-NOT: {{cvt|selp|bra}}
 // CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // CHECK-NOT: {{cvt|ld}}
 // CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32

@@ -78,8 +78,9 @@ pub(super) fn mma_f16(a: &[u32; 4], b: &[u32; 2], c: &mut [f32; 4]) {
     mma_f32(a, b, c, (16, 2), |u, e| f16::from_bits(half16(u, e)).to_f64())
 }
 
+/// As the tensor cores, which read the high 19 bits of each operand: the TF32 value truncated.
 pub(super) fn mma_tf32(a: &[u32; 4], b: &[u32; 2], c: &mut [f32; 4]) {
-    mma_f32(a, b, c, (8, 1), |u, _| f64::from(f32::from_bits(u)))
+    mma_f32(a, b, c, (8, 1), |u, _| f64::from(f32::from_bits(u & !0x1fff)))
 }
 
 /// `c += a * b` in `f64`, a fused multiply-add per step of k.
