@@ -216,6 +216,7 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
         gemm!(f64, "f64", n, (2, 2, 4, 2, 4, 16, 3)),
         gemm!(f64, "f64", n, (2, 2, 4, 4, 4, 16, 3)),
         gemm!(f64, "f64", n, (2, 2, 2, 2, 4, 16, 3)),
+        gemm!(f64, "f64", n, (2, 2, 4, 2, 2, 32, 3)),
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("dgemm"), 1e-12)?;
     let tilings = [blas::<f64>("dgemm_blas", n, (1.0, 0.0))];

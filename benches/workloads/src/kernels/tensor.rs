@@ -181,7 +181,8 @@ pub const fn gemm_shared(bm: usize, bn: usize, bk: usize, stages: usize, size: u
         (f64, 2, 2, 4, 2, 4, 32, 4),
         (f64, 2, 2, 4, 2, 4, 16, 3),
         (f64, 2, 2, 4, 4, 4, 16, 3),
-        (f64, 2, 2, 2, 2, 4, 16, 3)
+        (f64, 2, 2, 2, 2, 4, 16, 3),
+        (f64, 2, 2, 4, 2, 2, 32, 3)
     )
 )]
 pub fn gemm<
