@@ -5,9 +5,10 @@
 //! loaded from `c` (`c += a * b`), and through shared memory filled by `copy_async` and read
 //! with `ldmatrix` (`c = alpha * a * b`). The TF32 inputs are rounded by the test as the tensor
 //! cores round them (to nearest, ties away): a product of inputs rounded any other way would
-//! miss by far more than the tolerance.
-//@ run: => h2d=30 d2h=10
-//@ run: => h2d=30 d2h=10 env=OFFLOAD_HOST_THREADS=3
+//! miss by far more than the tolerance. Last, 3xTF32 with a NaN and an infinity in A: NaN in
+//! their rows of `c`, as `Tf32x3` documents.
+//@ run: => h2d=33 d2h=11
+//@ run: => h2d=33 d2h=11 env=OFFLOAD_HOST_THREADS=3
 
 #[path = "../inputs.rs"]
 mod inputs;
@@ -81,6 +82,39 @@ fn check<T, A: Copy + Into<f64>>(case: &Case<T>, how: &str, got: &[A], c0: &[f64
     );
 }
 
+/// 3xTF32 with a NaN in row 0 of A and an infinity in row 1: those rows of `c` are NaN (an
+/// infinity's tail, infinity minus itself, is not a number), the others right.
+fn tf32x3_non_finite() -> Result<(), offload::Error> {
+    const M: usize = 16;
+    let mut a: Vec<f32> = values(3, M * M).into_iter().map(|x| x as f32).collect();
+    let b: Vec<f32> = values(4, M * M).into_iter().map(|x| x as f32).collect();
+    a[3] = f32::NAN;
+    a[M + 5] = f32::INFINITY;
+    let mut c = vec![0.0f32; M * M];
+    let n = M as u32;
+    offload::launch!(
+        kernels::mma_direct::<Tf32x3>,
+        [n / 8, n / 16],
+        32,
+        (n, &a[..], &b[..], &mut c[..])
+    )?;
+    for i in 0..M {
+        for j in 0..M {
+            let got = c[i * M + j];
+            if i < 2 {
+                assert!(got.is_nan(), "tf32x3 non-finite: c[{i}][{j}] = {got}, not NaN");
+                continue;
+            }
+            let terms = (0..M).map(|k| f64::from(a[i * M + k]) * f64::from(b[k * M + j]));
+            let (want, magnitude) = terms.fold((0.0, 0.0), |(s, m), t| (s + t, m + t.abs()));
+            let error = (f64::from(got) - want).abs() / magnitude;
+            assert!(error <= 4e-6, "tf32x3 non-finite: c[{i}][{j}] = {got} against {want}");
+        }
+    }
+    println!("tf32x3 non-finite: NaN in the rows of the NaN and the infinity, the rest right");
+    Ok(())
+}
+
 macro_rules! run {
     ($kind:ty, $chunk:literal, $case:expr, $acc:ty) => {{
         let case = $case;
@@ -120,6 +154,7 @@ fn main() -> Result<(), offload::Error> {
     // products), within 2e-6. Plain TF32 would miss by about 2^-11 (5e-4).
     run!(Tf32x3, 4, case("tf32x3", |x| x as f32, f64::from, 4e-6), f32);
     run!(f64, 2, case("f64", |x| x, |x: f64| x, 1e-14), f64);
+    tf32x3_non_finite()?;
     println!("ok");
     Ok(())
 }
