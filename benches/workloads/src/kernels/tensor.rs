@@ -200,8 +200,9 @@ pub fn gemm<
     b: &[E::Elem],
     c: &mut [E::Acc],
 ) {
-    // A k-tile's copies are committed at its first step and waited for at its last: with one
-    // step a tile, the wait would come first and let a tile in flight be read.
+    // Tile kt's first step commits the copies of tile kt + STAGES - 1, its last waits for tile
+    // kt + 1: with one step a tile, the wait would come before the commit and let tile kt + 1
+    // be read in flight.
     const { assert!(BK >= 2 * E::K, "two steps of k a tile at least") };
     let n = n as usize;
     let (bm, bn, threads) = (16 * FM * WARPS_M, 8 * FN * WARPS_N, 32 * WARPS_M * WARPS_N);

@@ -10,7 +10,7 @@
 //! | [`bf16`] | `bf16` | 16 | `f32` | `mma.sync.aligned.m16n8k16...f32.bf16.bf16.f32` |
 //! | [`f16`](struct@f16) | `f16` | 16 | `f32` | `mma.sync.aligned.m16n8k16...f32.f16.f16.f32` |
 //! | [`Tf32`] | `f32`, rounded to TF32 (10 bits of significand, to nearest, ties away) | 8 | `f32` | `mma.sync.aligned.m16n8k8...f32.tf32.tf32.f32` |
-//! | [`Tf32x3`] | `f32`, split into two TF32 parts (22 bits of significand) | 8 | `f32` | three `mma.sync.aligned.m16n8k8...f32.tf32.tf32.f32` |
+//! | [`Tf32x3`] | `f32`, split into two TF32 parts (`f32` to its last place) | 8 | `f32` | three `mma.sync.aligned.m16n8k8...f32.tf32.tf32.f32` |
 //! | `f64` | `f64` | 8 | `f64` | `mma.sync.aligned.m16n8k8...f64` on sm_90, four `m8n8k4` before it |
 //!
 //! ```text
@@ -107,8 +107,8 @@ pub enum Tf32 {}
 
 /// `f32` on the TF32 tensor cores at about `f32`'s accuracy ("3xTF32"): each operand is split,
 /// as it is multiplied, into a head, itself rounded to TF32, and a tail, the rest (exact in
-/// `f32`), of which the tensor cores read the TF32 part (about 21 bits of significand between
-/// them, against TF32's 11), and each step is three TF32 products summed in `f32`: `tail_a * head_b`,
+/// `f32`), of which the tensor cores read the TF32 part (between them `x` to a unit of its last
+/// place, against TF32's 11 bits), and each step is three TF32 products summed in `f32`: `tail_a * head_b`,
 /// `head_a * tail_b`, then `head_a * head_b` (the tails' product lies below `f32`'s precision).
 /// A third of [`Tf32`]'s rate. NaN operands give NaN, and so do infinite ones (and finite ones
 /// that TF32 rounds to infinity, the top 2^-12 of `f32`'s range) in the products they enter:
@@ -624,29 +624,41 @@ mod tests {
     }
 
     #[test]
-    fn tf32_split_is_exact_to_21_bits() {
-        let mut x = 1.0f32;
-        for i in 0..20_000u32 {
-            // Values across the exponent range, signs and rounding cases (ties included).
-            x = f32::from_bits(x.to_bits().wrapping_mul(2_654_435_761).rotate_left(7) ^ i);
-            if !x.is_finite() || x.abs() > f32::MAX / 2.0 {
-                continue;
-            }
-            let [head, tail] = split_tf32(x.to_bits());
-            assert_eq!(head & 0x1fff, 0, "{x:e}");
+    fn tf32_split_holds_f32_to_its_last_place() {
+        let check = |bits: u32| {
+            let x = f32::from_bits(bits);
+            let [head, tail] = split_tf32(bits);
+            // The head is `cvt.rna.tf32.f32`'s; head and tail sum to x exactly.
+            assert_eq!(head, imp::to_tf32(bits), "{x:e}");
             let (head, tail) = (f32::from_bits(head), f32::from_bits(tail));
             assert_eq!(f64::from(head) + f64::from(tail), f64::from(x), "{x:e}");
-            // What the tensor cores read of the tail, TF32 truncated, misses by < 2^-21 of x
-            // (or, where the tail is subnormal, by less than TF32's spacing there, 2^-136).
+            // What the tensor cores read of the tail, truncated to TF32, misses x by a unit
+            // of its last place at most (2^-136, TF32's spacing there, where the tail is
+            // subnormal).
             let read = f32::from_bits(tail.to_bits() & !0x1fff);
             let miss = (f64::from(head) + f64::from(read) - f64::from(x)).abs();
-            let bound = (f64::from(x).abs() * 2f64.powi(-21)).max(2f64.powi(-136));
-            assert!(miss <= bound, "{x:e}: {miss:e}");
+            let ulp = f64::from(f32::from_bits(bits & 0x7f80_0000)) * 2f64.powi(-23);
+            assert!(miss <= ulp.max(2f64.powi(-136)), "{x:e}: {miss:e}");
+        };
+        let mut bits = 1u32;
+        for i in 0..100_000u32 {
+            // Bit patterns across the exponent range and signs, short of the top binade.
+            bits = bits.wrapping_mul(2_654_435_761).rotate_left(7) ^ i;
+            if f32::from_bits(bits).abs() < 2f32.powi(127) {
+                check(bits);
+            }
         }
+        // Ties, away from zero; the largest value that rounds down.
+        for bits in [0x3f80_1000, 0xbf80_1000, 0x3f80_3000, 0x7f7f_efff, 0x0000_1000] {
+            check(bits);
+        }
+        assert_eq!(split_tf32(0x3f80_1000)[0], 0x3f80_2000);
         assert_eq!(split_tf32(0x8000_0000), [0x8000_0000, 0]); // -0
-        for x in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::from_bits(0x7f80_0001)] {
-            let [head, tail] = split_tf32(x.to_bits());
-            assert!(f32::from_bits(tail).is_nan(), "{x}: head {head:#x}, tail {tail:#x}");
+        // What rounds to infinity: its tail is minus infinity; NaN and infinity: a NaN tail.
+        assert_eq!(split_tf32(0x7f7f_f000), [0x7f80_0000, 0xff80_0000]);
+        for bits in [0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0x7f80_0001, 0x7fff_ffff, 0xffff_ffff] {
+            let [head, tail] = split_tf32(bits);
+            assert!(f32::from_bits(tail).is_nan(), "{bits:#x}: head {head:#x}, tail {tail:#x}");
         }
     }
 

@@ -47,16 +47,16 @@ pub fn mma_tf32_f64(a: &[f32], d: &[f64], c: &mut [f32], e: &mut [f64]) {
 // TF32 products, the head's last.
 // CHECK-LABEL: .entry mma_tf32x3_shared(
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK-NOT: {{cvt|selp|bra}}
+// CHECK-NOT: {{cvt\.rna|selp|setp|bra}}
 // CHECK: add.s32 {{%r[0-9]+}}, {{%r[0-9]+}}, 4096;
 // CHECK: and.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, -8192;
-// CHECK-NOT: {{cvt|selp|bra}}
+// CHECK-NOT: {{cvt\.rna|selp|setp|bra}}
 // CHECK: sub.rn.f32
-// CHECK-NOT: {{cvt|selp|bra}}
+// CHECK-NOT: {{cvt\.rna|selp|setp|bra}}
 // CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-// CHECK-NOT: {{cvt|ld}}
+// CHECK-NOT: {{cvt\.rna|ld|selp|setp|bra}}
 // CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
-// CHECK-NOT: {{cvt|ld}}
+// CHECK-NOT: {{cvt\.rna|ld|selp|setp|bra}}
 // CHECK: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // CHECK-NOT: mma.sync
 // CHECK: ret;

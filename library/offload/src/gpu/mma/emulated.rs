@@ -7,9 +7,17 @@ use crate::gpu::warp_imp::{PAYLOAD, gather};
 use crate::{bf16, f16};
 
 /// `f32` bits rounded to TF32, as `cvt.rna.tf32.f32`: to nearest, ties away from zero, the low
-/// 13 bits cleared (infinities and NaNs as they are).
+/// 13 bits cleared (infinities as they are, a NaN as the canonical one, which stays a NaN
+/// when the tensor cores drop its low bits).
 pub(super) fn to_tf32(bits: u32) -> u32 {
-    if f32::from_bits(bits).is_finite() { bits.wrapping_add(0x1000) & !0x1fff } else { bits }
+    let x = f32::from_bits(bits);
+    if x.is_nan() {
+        0x7fff_ffff
+    } else if x.is_finite() {
+        bits.wrapping_add(0x1000) & !0x1fff
+    } else {
+        bits
+    }
 }
 
 /// Every lane's A and B units, as the lanes put them in, for the caller's part of a product.
