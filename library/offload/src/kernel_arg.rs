@@ -28,8 +28,9 @@ pub mod param {
 /// # Safety
 /// `KIND` must describe `address()` truthfully: `PRESENT` only for data a live guard keeps
 /// mapped, the map kinds only for borrows that last the whole launch. `mapped()`, where not 0,
-/// must be that data's device address on `device()` for as long as the argument lives. `NO_PADDING` must fail
-/// to evaluate where the data has padding (the data's [`DeviceCopy::NO_PADDING`]).
+/// must be that data's device address on `device()` for as long as the argument lives.
+/// `NO_PADDING` must fail to evaluate where the data has padding (the data's
+/// [`DeviceCopy::NO_PADDING`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed to a kernel parameter of this type",
     note = "pass `&Preload`/`&PreloadMut`/`&T` to `&T` parameters, `&mut PreloadMut`/`&mut T` to \

@@ -105,18 +105,18 @@ pub trait Kind: sealed::Sealed + Copy + 'static {
 #[derive(Clone, Copy, Debug)]
 pub enum Tf32 {}
 
-/// `f32` on the TF32 tensor cores at about `f32`'s accuracy ("3xTF32"): each operand is split,
-/// as it is multiplied, into a head, itself rounded to TF32, and a tail, the rest (exact in
-/// `f32`), of which the tensor cores read the TF32 part (between them `x` to a unit of its last
-/// place, against TF32's 11 bits), and each step is three TF32 products summed in `f32`: `tail_a * head_b`,
-/// `head_a * tail_b`, then `head_a * head_b` (the tails' product lies below `f32`'s precision).
-/// A third of [`Tf32`]'s rate. The products are as good as `f32`'s; their sum is the tensor
-/// cores' `f32` accumulation, three times a step, which loses more than `f32` fused
-/// multiply-adds over long sums (4096 deep on an H100: a largest relative error of 2.6e-5,
-/// where cuBLAS's SGEMM had 4.3e-7 and TF32, one accumulation a step, 9.3e-6). NaN operands give NaN, and so do infinite ones (and finite ones
-/// that TF32 rounds to infinity, the top 2^-12 of `f32`'s range) in the products they enter:
-/// their tail is infinity minus itself, or minus infinity. Use [`Tf32`] or `f32` where
-/// infinities must go through.
+/// `f32` products on the TF32 tensor cores at `f32`'s accuracy ("3xTF32"): each operand is
+/// split, as it is multiplied, into a head, itself rounded to TF32, and a tail, the rest (exact
+/// in `f32`), of which the tensor cores read the TF32 part (between them `x` to a unit of its
+/// last place, against TF32's 11 bits), and each step is three TF32 products summed in `f32`:
+/// `tail_a * head_b`, `head_a * tail_b`, then `head_a * head_b` (the tails' product lies below
+/// `f32`'s precision). A third of [`Tf32`]'s rate. Their sum is the tensor cores' `f32`
+/// accumulation, three times a step, which loses more than `f32` fused multiply-adds over long
+/// sums (4096 deep on an H100: a largest relative error of 2.6e-5, where cuBLAS's SGEMM had
+/// 4.3e-7 and TF32, one accumulation a step, 9.3e-6). NaN operands give NaN, and so do
+/// infinite ones (and finite ones that TF32 rounds to infinity, the top 2^-12 of `f32`'s
+/// range) in the products they enter: their tail is infinity minus itself, or minus infinity.
+/// Use [`Tf32`] or `f32` where infinities must go through.
 #[derive(Clone, Copy, Debug)]
 pub enum Tf32x3 {}
 
@@ -216,8 +216,16 @@ impl Kind for Tf32x3 {
 /// decides 3xTF32's speed.
 #[inline(always)]
 fn split_tf32(bits: u32) -> [u32; 2] {
-    let head = bits.wrapping_add(0x1000) & !0x1fff;
+    let head = round_tf32(bits);
     [head, (f32::from_bits(bits) - f32::from_bits(head)).to_bits()]
+}
+
+/// Finite `f32` bits rounded to TF32 as `cvt.rna.tf32.f32` rounds them: to nearest, ties away
+/// from zero, the low 13 bits cleared (a carry into the exponent gives the next power of two,
+/// or infinity).
+#[inline(always)]
+fn round_tf32(bits: u32) -> u32 {
+    bits.wrapping_add(0x1000) & !0x1fff
 }
 
 impl Kind for f64 {

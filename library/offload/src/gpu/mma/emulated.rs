@@ -14,7 +14,7 @@ pub(super) fn to_tf32(bits: u32) -> u32 {
     if x.is_nan() {
         0x7fff_ffff
     } else if x.is_finite() {
-        bits.wrapping_add(0x1000) & !0x1fff
+        super::round_tf32(bits)
     } else {
         bits
     }
