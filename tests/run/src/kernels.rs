@@ -251,6 +251,18 @@ pub fn transpose(rows: u32, cols: u32, input: &[f32], output: &mut [f32]) {
     }
 }
 
+/// Each block's first thread writes the block's number in launch order (from 1) at the place
+/// `gpu::block_idx_grouped(rows)` gives it, row-major in the grid.
+#[offload::kernel]
+pub fn grouped_blocks(rows: u32, places: &mut [u32]) {
+    use offload::gpu::*;
+    let (y, x) = block_idx_grouped(rows as usize);
+    if thread_idx_x() == 0 {
+        let launched = block_idx_y() * grid_dim_x() + block_idx_x();
+        places[y * grid_dim_x() + x] = launched as u32 + 1;
+    }
+}
+
 /// The first thread writes the launch's geometry as the kernel sees it: threads per block and
 /// blocks in the grid, along x, y and z.
 #[offload::kernel]

@@ -2,6 +2,7 @@
 //! SM90A lines, where it has them, over the sm_90a image's).
 
 mod async_copy;
+mod block_order;
 mod device_environment;
 mod fp_contract;
 mod generic;
