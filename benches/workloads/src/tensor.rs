@@ -65,7 +65,10 @@ fn measure<T: offload::DeviceCopy, A: Precision>(
 /// A `gemm` instance's launch over `n x n` matrices, and its name: the kind, the block tile
 /// (rows x columns x depth), the stages and the warps (`bf16_gemm_128x128x64s3w4`).
 macro_rules! gemm {
-    ($kind:ty, $name:literal, $n:expr, ($chunk:literal, $wm:literal, $wn:literal, $fm:literal, $fn_:literal, $bk:literal, $s:literal)) => {{
+    ($kind:ty, $name:literal, $n:expr, ($chunk:literal, $wm:literal, $wn:literal, $fm:literal, $fn_:literal, $bk:literal, $s:literal)) => {
+        gemm!($kind, $name, $n, ($chunk, $wm, $wn, $fm, $fn_, $bk, $s, 0, true))
+    };
+    ($kind:ty, $name:literal, $n:expr, ($chunk:literal, $wm:literal, $wn:literal, $fm:literal, $fn_:literal, $bk:literal, $s:literal, $g:literal, $p:literal)) => {{
         let nu = $n as u32;
         let (bm, bn) = (16 * $fm * $wm, 8 * $fn_ * $wn);
         let size = size_of::<<$kind as Kind>::Elem>();
@@ -73,14 +76,24 @@ macro_rules! gemm {
         let launch: Launch<<$kind as Kind>::Elem, <$kind as Kind>::Acc> =
             Box::new(move |ops, c| {
                 offload::launch_async!(
-                    k::gemm::<$kind, $chunk, $wm, $wn, $fm, $fn_, $bk, $s>,
+                    k::gemm::<$kind, $chunk, $wm, $wn, $fm, $fn_, $bk, $s, $g, $p>,
                     (nu / bn as u32, nu / bm as u32),
                     32 * $wm * $wn,
                     shared = shared,
                     (nu, &ops.a, &ops.b, c)
                 )
             });
-        let name = format!("{}_gemm_{bm}x{bn}x{}s{}w{}", $name, $bk, $s, $wm * $wn);
+        // Launch order unless grouped (`g8`: 8 rows of tiles a group), fragments loaded a step
+        // ahead unless `np`.
+        let group = if $g > 0 { format!("g{}", $g) } else { String::new() };
+        let name = format!(
+            "{}_gemm_{bm}x{bn}x{}s{}w{}{group}{}",
+            $name,
+            $bk,
+            $s,
+            $wm * $wn,
+            if $p { "" } else { "np" }
+        );
         (name, launch)
     }};
 }
@@ -189,6 +202,7 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
     let tilings = [
         gemm!(Tf32, "tf32", n, (4, 2, 2, 4, 8, 32, 3)),
         gemm!(Tf32, "tf32", n, (4, 2, 4, 4, 8, 32, 3)),
+        gemm!(Tf32, "tf32", n, (4, 2, 2, 4, 8, 32, 3, 8, false)),
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("tf32_gemm"), 1e-2)?;
     drop(ops);
@@ -197,7 +211,7 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
     let ops = operands(&a, &b, f64::from);
     let tilings = [
         gemm!(Tf32x3, "tf32x3", n, (4, 2, 4, 4, 4, 32, 3)),
-        gemm!(Tf32x3, "tf32x3", n, (4, 2, 4, 4, 4, 32, 4)),
+        gemm!(Tf32x3, "tf32x3", n, (4, 2, 4, 4, 4, 32, 3, 8, false)),
         gemm!(Tf32x3, "tf32x3", n, (4, 2, 2, 4, 4, 32, 3)),
         gemm!(Tf32x3, "tf32x3", n, (4, 2, 2, 4, 8, 32, 3)),
     ];
@@ -212,11 +226,12 @@ pub(crate) fn products(n: usize, reps: usize) -> Result<bool, offload::Error> {
     let ops = operands(&a, &b, |x| x);
     let tilings = [
         gemm!(f64, "f64", n, (2, 2, 4, 2, 4, 32, 3)),
-        gemm!(f64, "f64", n, (2, 2, 4, 2, 4, 32, 4)),
-        gemm!(f64, "f64", n, (2, 2, 4, 2, 4, 16, 3)),
-        gemm!(f64, "f64", n, (2, 2, 4, 4, 4, 16, 3)),
-        gemm!(f64, "f64", n, (2, 2, 2, 2, 4, 16, 3)),
         gemm!(f64, "f64", n, (2, 2, 4, 2, 2, 32, 3)),
+        gemm!(f64, "f64", n, (2, 2, 4, 2, 2, 32, 3, 16, true)),
+        gemm!(f64, "f64", n, (2, 2, 2, 2, 4, 16, 3, 8, false)),
+        gemm!(f64, "f64", n, (2, 4, 2, 2, 4, 16, 3, 8, false)),
+        gemm!(f64, "f64", n, (2, 4, 2, 2, 4, 16, 3, 16, false)),
+        gemm!(f64, "f64", n, (2, 4, 2, 2, 4, 32, 2, 8, false)),
     ];
     ok &= measure(n, reps, &ops, &tilings, Some("dgemm"), 1e-12)?;
     let tilings = [blas::<f64>("dgemm_blas", n, (1.0, 0.0))];

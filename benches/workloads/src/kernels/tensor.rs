@@ -163,26 +163,32 @@ pub const fn gemm_shared(bm: usize, bn: usize, bk: usize, stages: usize, size: u
 /// `16 FM x 8 FN` of `c`, so a block `BM = 16 FM WARPS_M` by `BN = 8 FN WARPS_N`. A and B go to
 /// shared memory by `copy_async_from` in pieces of `CHUNK` elements (16 bytes), `STAGES`
 /// k-tiles of `BK` in flight, and from there to the tensor cores by `ldmatrix` (B of TF32
-/// element by element), each step's fragments loaded while the step before multiplies. A grid
-/// of `n / BN` x `n / BM`, `shared = gemm_shared(BM, BN, BK, STAGES, element size)`.
+/// element by element). With `PREFETCH` each step's fragments are loaded while the step before
+/// multiplies; without, a step loads and then multiplies, which saves the registers of a second
+/// set of fragments (128 a thread against 210 for `f64` in 8 warps of 32 x 32), so that more
+/// warps share a multiprocessor and hide the loads instead. `GROUP` > 0 takes the blocks down
+/// groups of that many rows of tiles (`gpu::block_idx_grouped`), 0 in launch order. A grid of
+/// `n / BN` x `n / BM`, `shared = gemm_shared(BM, BN, BK, STAGES, element size)`.
 #[offload::kernel(
     launch_bounds = 256,
     instances(
-        (bf16, 8, 2, 2, 4, 8, 64, 3),
-        (bf16, 8, 2, 4, 4, 8, 64, 3),
-        (f16, 8, 2, 2, 4, 8, 64, 3),
-        (Tf32, 4, 2, 2, 4, 8, 32, 3),
-        (Tf32, 4, 2, 4, 4, 8, 32, 3),
-        (Tf32x3, 4, 2, 4, 4, 4, 32, 3),
-        (Tf32x3, 4, 2, 4, 4, 4, 32, 4),
-        (Tf32x3, 4, 2, 2, 4, 4, 32, 3),
-        (Tf32x3, 4, 2, 2, 4, 8, 32, 3),
-        (f64, 2, 2, 4, 2, 4, 32, 3),
-        (f64, 2, 2, 4, 2, 4, 32, 4),
-        (f64, 2, 2, 4, 2, 4, 16, 3),
-        (f64, 2, 2, 4, 4, 4, 16, 3),
-        (f64, 2, 2, 2, 2, 4, 16, 3),
-        (f64, 2, 2, 4, 2, 2, 32, 3)
+        (bf16, 8, 2, 2, 4, 8, 64, 3, 0, true),
+        (bf16, 8, 2, 4, 4, 8, 64, 3, 0, true),
+        (f16, 8, 2, 2, 4, 8, 64, 3, 0, true),
+        (Tf32, 4, 2, 2, 4, 8, 32, 3, 0, true),
+        (Tf32, 4, 2, 4, 4, 8, 32, 3, 0, true),
+        (Tf32, 4, 2, 2, 4, 8, 32, 3, 8, false),
+        (Tf32x3, 4, 2, 4, 4, 4, 32, 3, 0, true),
+        (Tf32x3, 4, 2, 4, 4, 4, 32, 3, 8, false),
+        (Tf32x3, 4, 2, 2, 4, 4, 32, 3, 0, true),
+        (Tf32x3, 4, 2, 2, 4, 8, 32, 3, 0, true),
+        (f64, 2, 2, 4, 2, 4, 32, 3, 0, true),
+        (f64, 2, 2, 4, 2, 2, 32, 3, 0, true),
+        (f64, 2, 2, 4, 2, 2, 32, 3, 16, true),
+        (f64, 2, 2, 2, 2, 4, 16, 3, 8, false),
+        (f64, 2, 4, 2, 2, 4, 16, 3, 8, false),
+        (f64, 2, 4, 2, 2, 4, 16, 3, 16, false),
+        (f64, 2, 4, 2, 2, 4, 32, 2, 8, false)
     )
 )]
 pub fn gemm<
@@ -194,6 +200,8 @@ pub fn gemm<
     const FN: usize,
     const BK: usize,
     const STAGES: usize,
+    const GROUP: usize,
+    const PREFETCH: bool,
 >(
     n: u32,
     a: &[E::Elem],
@@ -217,7 +225,12 @@ pub fn gemm<
     let t = gpu::thread_idx_x();
     let warp = t / 32;
     let (wm, wn) = (warp / WARPS_N * 16 * FM, warp % WARPS_N * 8 * FN);
-    let (row0, col0) = (gpu::block_idx_y() * bm, gpu::block_idx_x() * bn);
+    let (y, x) = if GROUP > 0 {
+        gpu::block_idx_grouped(GROUP)
+    } else {
+        (gpu::block_idx_y(), gpu::block_idx_x())
+    };
+    let (row0, col0) = (y * bm, x * bn);
     // k-tile `kt` into stage `s`, its pieces shared by the block's threads.
     let fill = |s: usize, kt: usize| {
         a_tile(s).copy_async_from::<CHUNK>(&a, row0, kt * BK, t, threads);
@@ -245,34 +258,55 @@ pub fn gemm<
         });
         (fa, fb)
     };
+    let multiply = |(fa, fb): ([FragmentA<E>; FM], [FragmentB<E>; FN]), acc: &mut [[_; FN]; FM]| {
+        for (fa, acc) in fa.iter().zip(acc) {
+            for (fb, acc) in fb.iter().zip(acc) {
+                mma::mma(fa, fb, acc);
+            }
+        }
+    };
     let mut acc = [[Accumulator::<E>::zero(); FN]; FM];
     async_copy::wait(STAGES as u32 - 2);
     sync_threads();
-    let mut fragments = load(0, 0);
-    for kt in 0..k_tiles {
-        for k in (0..BK).step_by(E::K) {
-            let (fa, fb) = fragments;
-            if k + E::K < BK {
-                fragments = load(stage_of::<STAGES>(kt), k + E::K);
-            } else {
-                // The next tile: landed once the STAGES - 2 groups after it are all that may
-                // still be in flight, and read by every warp after the barrier (which also
-                // tells that all are done with the stage the next fill overwrites). This
-                // step's products, in registers already, keep the tensor cores busy meanwhile.
+    if PREFETCH {
+        let mut fragments = load(0, 0);
+        for kt in 0..k_tiles {
+            for k in (0..BK).step_by(E::K) {
+                let these = fragments;
+                if k + E::K < BK {
+                    fragments = load(stage_of::<STAGES>(kt), k + E::K);
+                } else {
+                    // The next tile: landed once the STAGES - 2 groups after it are all that may
+                    // still be in flight, and read by every warp after the barrier (which also
+                    // tells that all are done with the stage the next fill overwrites). This
+                    // step's products, in registers already, keep the tensor cores busy meanwhile.
+                    async_copy::wait(STAGES as u32 - 2);
+                    sync_threads();
+                    fragments = load(stage_of::<STAGES>(kt + 1), 0);
+                }
+                if k == 0 {
+                    if kt + STAGES - 1 < k_tiles {
+                        fill(stage_of::<STAGES>(kt + STAGES - 1), kt + STAGES - 1);
+                    }
+                    async_copy::commit();
+                }
+                multiply(these, &mut acc);
+            }
+        }
+    } else {
+        for kt in 0..k_tiles {
+            // Tile kt landed, and after the barrier every warp is done with tile kt - 1's stage,
+            // which the fill below overwrites.
+            if kt > 0 {
                 async_copy::wait(STAGES as u32 - 2);
                 sync_threads();
-                fragments = load(stage_of::<STAGES>(kt + 1), 0);
             }
-            if k == 0 {
-                if kt + STAGES - 1 < k_tiles {
-                    fill(stage_of::<STAGES>(kt + STAGES - 1), kt + STAGES - 1);
-                }
-                async_copy::commit();
+            if kt + STAGES - 1 < k_tiles {
+                fill(stage_of::<STAGES>(kt + STAGES - 1), kt + STAGES - 1);
             }
-            for (fa, acc) in fa.iter().zip(&mut acc) {
-                for (fb, acc) in fb.iter().zip(acc) {
-                    mma::mma(fa, fb, acc);
-                }
+            async_copy::commit();
+            for k in (0..BK).step_by(E::K) {
+                multiply(load(stage_of::<STAGES>(kt), k), &mut acc);
             }
         }
     }
