@@ -165,7 +165,7 @@ pub const fn gemm_shared(bm: usize, bn: usize, bk: usize, stages: usize, size: u
 /// k-tiles of `BK` in flight, and from there to the tensor cores by `ldmatrix` (B of TF32
 /// element by element). With `PREFETCH` each step's fragments are loaded while the step before
 /// multiplies; without, a step loads and then multiplies, which saves the registers of a second
-/// set of fragments (128 a thread against 210 for `f64` in 8 warps of 32 x 32), so that more
+/// set of fragments (124 a thread against 210 for `f64` in 8 warps of 32 x 32), so that more
 /// warps share a multiprocessor and hide the loads instead. `GROUP` > 0 takes the blocks down
 /// groups of that many rows of tiles (`gpu::block_idx_grouped`), 0 in launch order. A grid of
 /// `n / BN` x `n / BM`, `shared = gemm_shared(BM, BN, BK, STAGES, element size)`.
