@@ -294,7 +294,7 @@ pub fn block_idx_grouped(rows: usize) -> (usize, usize) {
     let (y, x) = (block_idx_y() as u32, block_idx_x() as u32);
     let (height, width) = (grid_dim_y() as u32, grid_dim_x() as u32);
     let (y, x) = if u64::from(height) * u64::from(width) <= u64::from(u32::MAX) {
-        grouped_yx((y, x), (height, width), rows.min(height as usize) as u32)
+        grouped_yx((y, x), (height, width), u32::try_from(rows).unwrap_or(u32::MAX))
     } else {
         (y, x)
     };
@@ -302,11 +302,11 @@ pub fn block_idx_grouped(rows: usize) -> (usize, usize) {
 }
 
 /// [`block_idx_grouped`]'s order: block `(y, x)` of a `height x width` grid of at most 2^32
-/// blocks, taken `rows` rows (at most `height`) a group.
+/// blocks, taken `rows` rows a group (at least 1, at most `height`).
 #[inline(always)]
 fn grouped_yx((y, x): (u32, u32), (height, width): (u32, u32), rows: u32) -> (u32, u32) {
     // Divisors of at least 1, so that no division is checked for zero.
-    let rows = rows.max(1);
+    let rows = rows.min(height).max(1);
     let (id, group) = (y * width + x, (rows * width).max(1));
     let first = id / group * rows;
     let here = (height - first).clamp(1, rows);
@@ -335,7 +335,7 @@ mod tests {
                 let mut order = Vec::new();
                 for y in 0..height {
                     for x in 0..width {
-                        let (gy, gx) = grouped_yx((y, x), (height, width), rows.min(height));
+                        let (gy, gx) = grouped_yx((y, x), (height, width), rows);
                         assert!(gy < height && gx < width, "{height}x{width} by {rows}");
                         let at = (gy * width + gx) as usize;
                         assert!(!seen[at], "{height}x{width} by {rows}: ({gy}, {gx}) twice");
