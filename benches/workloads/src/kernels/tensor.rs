@@ -231,17 +231,19 @@ pub fn gemm<
         (gpu::block_idx_y(), gpu::block_idx_x())
     };
     let (row0, col0) = (y * bm, x * bn);
-    // k-tile `kt` into stage `s`, its pieces shared by the block's threads.
-    let fill = |s: usize, kt: usize| {
-        a_tile(s).copy_async_from::<CHUNK>(&a, row0, kt * BK, t, threads);
-        b_tile(s).copy_async_from::<CHUNK>(&b, kt * BK, col0, t, threads);
-    };
     let k_tiles = n / BK;
-    for s in 0..STAGES - 1 {
-        if s < k_tiles {
-            fill(s, s);
+    // k-tile `kt` into its stage, its pieces shared by the block's threads, as one group of
+    // copies (an empty one past the last k-tile, so that the waits count alike).
+    let fill = |kt: usize| {
+        if kt < k_tiles {
+            let s = stage_of::<STAGES>(kt);
+            a_tile(s).copy_async_from::<CHUNK>(&a, row0, kt * BK, t, threads);
+            b_tile(s).copy_async_from::<CHUNK>(&b, kt * BK, col0, t, threads);
         }
         async_copy::commit();
+    };
+    for kt in 0..STAGES - 1 {
+        fill(kt);
     }
     // Step `k` of stage `s`: this warp's fragments of A, then of B, two a load.
     let load = |s: usize, k: usize| {
@@ -285,10 +287,7 @@ pub fn gemm<
                     fragments = load(stage_of::<STAGES>(kt + 1), 0);
                 }
                 if k == 0 {
-                    if kt + STAGES - 1 < k_tiles {
-                        fill(stage_of::<STAGES>(kt + STAGES - 1), kt + STAGES - 1);
-                    }
-                    async_copy::commit();
+                    fill(kt + STAGES - 1);
                 }
                 multiply(these, &mut acc);
             }
@@ -301,10 +300,7 @@ pub fn gemm<
                 async_copy::wait(STAGES as u32 - 2);
                 sync_threads();
             }
-            if kt + STAGES - 1 < k_tiles {
-                fill(stage_of::<STAGES>(kt + STAGES - 1), kt + STAGES - 1);
-            }
-            async_copy::commit();
+            fill(kt + STAGES - 1);
             for k in (0..BK).step_by(E::K) {
                 multiply(load(stage_of::<STAGES>(kt), k), &mut acc);
             }
@@ -356,16 +352,18 @@ pub fn gemm_wgmma<
     let t = gpu::thread_idx_x();
     let group = t / 128;
     let (row0, col0) = (gpu::block_idx_y() * bm, gpu::block_idx_x() * bn);
-    let fill = |s: usize, kt: usize| {
-        a_tile(s).copy_async_from::<8>(&a, row0, kt * BK, t, threads);
-        b_tile(s).copy_async_from::<8>(&b, kt * BK, col0, t, threads);
-    };
     let k_tiles = n / BK;
-    for s in 0..STAGES - 1 {
-        if s < k_tiles {
-            fill(s, s);
+    // k-tile `kt` into its stage as one group of copies (an empty one past the last k-tile).
+    let fill = |kt: usize| {
+        if kt < k_tiles {
+            let s = stage_of::<STAGES>(kt);
+            a_tile(s).copy_async_from::<8>(&a, row0, kt * BK, t, threads);
+            b_tile(s).copy_async_from::<8>(&b, kt * BK, col0, t, threads);
         }
         async_copy::commit();
+    };
+    for kt in 0..STAGES - 1 {
+        fill(kt);
     }
     let mut acc = [Accumulator::<E>::zero(); C];
     for kt in 0..k_tiles {
@@ -376,10 +374,7 @@ pub fn gemm_wgmma<
         sync_threads();
         let s = stage_of::<STAGES>(kt);
         wgmma::mma(&a_tile(s).block(64 * group, 0, 64, BK), &b_tile(s), &mut acc);
-        if kt + STAGES - 1 < k_tiles {
-            fill(stage_of::<STAGES>(kt + STAGES - 1), kt + STAGES - 1);
-        }
-        async_copy::commit();
+        fill(kt + STAGES - 1);
     }
     wgmma::store(&acc, &mut MatrixMut::new(c, n, n), row0 + 64 * group, col0);
 }
